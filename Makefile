@@ -1,0 +1,139 @@
+# unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`.
+# V=1 shows the commands; SAN=1 builds user code with AddressSanitizer + UBSan into .output-san/.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+ARCH ?= x86
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+
+ifeq ($(SAN),1)
+OUTPUT := .output-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+OUTPUT := .output
+SANFLAGS :=
+endif
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# clang -target bpf does not search the host's system include dirs (asm/types.h lives there on
+# Debian), so pass them explicitly, after our own, as libbpf-bootstrap does.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Ivmlinux/$(ARCH) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+CFLAGS ?= -g -O2
+CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -MP -I$(OUTPUT) -Ibpf -Iuser $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+LDLIBS := -lbpf -lelf -lz -ljansson -lm
+
+# maps.bpf.c first: libbpf's linker resolves the others' extern maps only to an earlier definition.
+BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c))
+DEMO := $(OUTPUT)/demo/fit_demo
+
+.PHONY: all
+all: unitmeter
+
+unitmeter: $(OUTPUT)/unitmeter
+	$(Q)ln -sf $< $@
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Link the per-concern objects into one; gen object also strips DWARF but keeps BTF.
+$(OUTPUT)/unitmeter.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/unitmeter.skel.h: $(OUTPUT)/unitmeter.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_bpf > $@
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(OUTPUT)/unitmeter.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/unitmeter: $(OUTPUT)/user/main.o $(USER_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Tests link the user objects (pure functions are tested directly) and run the binary.
+$(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(OUTPUT)/unitmeter.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(OUTPUT)/tests/helpers.o: tests/helpers.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(OUTPUT)/tests/test_%: $(OUTPUT)/tests/test_%.o $(OUTPUT)/tests/helpers.o $(USER_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+
+# Ground-truth workloads are plain programs: no sanitizer, so their own memory is what they say.
+$(OUTPUT)/workloads/%: tools/workloads/%.c tools/workloads/truth.h | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -pthread $< -o $@ -lm
+
+$(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -lm
+
+# --- install what the build and the tests need (Debian 12), then mount tracefs -------------
+DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+	libcriterion-dev pkg-config python3 python3-numpy
+
+.PHONY: deps tracefs
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+tracefs:
+	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+
+.PHONY: build-test
+build-test: unitmeter $(TEST_BINS) $(WORKLOADS) $(DEMO)
+
+# The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
+# the integration tests which builds to run.
+.PHONY: test
+test: deps tracefs
+	$(MAKE) build-test
+	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
+		tools/run-tests.sh $(TEST_BINS)
+
+.PHONY: demo
+demo: deps tracefs
+	$(MAKE) unitmeter $(DEMO)
+	@tools/demo/run-demo.sh $(abspath $(OUTPUT)/unitmeter) $(abspath $(DEMO))
+
+.PHONY: clean
+clean:
+	rm -rf .output .output-san unitmeter
+
+-include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

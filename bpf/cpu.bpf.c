@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CPU: every slice of every tracked thread, from sched_switch. A slice's CPU time is the growth of
+ * the scheduler's own se.sum_exec_runtime (what CLOCK_THREAD_CPUTIME_ID and /proc/PID/schedstat
+ * report), so totals carry no tick rounding; the switch-in time only clips a slice at a unit's
+ * edges.
+ */
+#include "state.bpf.h"
+
+/* The part of a slice that falls inside an open unit. */
+static __always_inline void unit_cpu_add(__u64 id, __u64 slice_ns, __u64 now)
+{
+	struct um_unit *unit;
+	__s64 inside;
+
+	if (!id)
+		return;
+	unit = bpf_map_lookup_elem(&units, &id);
+	if (!unit)
+		return;
+	inside = (__s64)(now - unit->start_ns);
+	if (inside <= 0)
+		return;
+	__sync_fetch_and_add(&unit->cpu_ns, slice_ns < (__u64)inside ? slice_ns : (__u64)inside);
+}
+
+static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
+					      struct task_struct *prev, __u64 now, bool dead)
+{
+	__u64 runtime = prev->se.sum_exec_runtime;
+	__u64 slice = runtime - th->runtime_seen_ns;
+	__u32 tgid = th->tgid;
+	struct um_proc *proc;
+
+	th->runtime_seen_ns = runtime;
+	th->running = 0;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc) {
+		__sync_fetch_and_add(&proc->cpu_ns, slice);
+		unit_cpu_add(proc->units[0], slice, now);
+		unit_cpu_add(proc->units[1], slice, now);
+	}
+	if (!dead)
+		return;
+	bpf_map_delete_elem(&threads, &tid);
+	/* the last thread's final switch-out: nothing more can be charged to the process */
+	if (proc && __sync_fetch_and_add(&proc->live_threads, -1) == 1)
+		proc_finish(tgid, now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = prev->pid;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (th)
+		thread_switch_out(th, tid, prev, now, prev_state & UM_TASK_DEAD);
+	tid = next->pid;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th) {
+		th->on_cpu_since_ns = now;
+		th->running = 1;
+	}
+	return 0;
+}

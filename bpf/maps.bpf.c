@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The one definition of every map and global that the handlers share. The other objects see
+ * them through the extern declarations in state.bpf.h; `bpftool gen object` links them.
+ * Sizes here are defaults: the loader resizes maps before load.
+ */
+#include "state.bpf.h"
+
+procs_map_t procs SEC(".maps");
+mms_map_t mms SEC(".maps");
+threads_map_t threads SEC(".maps");
+units_map_t units SEC(".maps");
+pending_mm_map_t pending_mm SEC(".maps");
+pending_write_map_t pending_write SEC(".maps");
+events_map_t events SEC(".maps");
+
+__s64 group_rss_bytes;
+__u64 group_peak_rss_bytes;
+__u64 next_unit_id;
+__u64 lost_records;
+__u64 map_full;
+__u64 scope_overflows;
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tracked group: a process forked by a tracked process joins it (and the open units its
+ * parent is in), exec closes a unit that can no longer return, and a process is finished when its
+ * last thread has switched out for good (cpu.bpf.c calls proc_finish).
+ */
+#include "state.bpf.h"
+
+/*
+ * A tracked thread entering fork gets an empty pending_mm slot: the first unknown mm it then
+ * touches (curr=0) is its child's copy (rss.bpf.c). Leaving fork drops the slot; the child is
+ * bound in sched_process_fork, before the syscall returns.
+ */
+static __always_inline void fork_enter(void)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, empty = 0;
+
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		bpf_map_update_elem(&pending_mm, &tid, &empty, BPF_ANY);
+}
+
+static __always_inline void fork_exit(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&pending_mm, &tid);
+}
+
+#define FORK_SYSCALL(name)                                                          \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                \
+	int handle_##name##_enter(void *ctx)                                       \
+	{                                                                          \
+		fork_enter();                                                      \
+		return 0;                                                          \
+	}                                                                          \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                 \
+	int handle_##name##_exit(void *ctx)                                        \
+	{                                                                          \
+		fork_exit();                                                       \
+		return 0;                                                          \
+	}
+
+FORK_SYSCALL(clone)
+FORK_SYSCALL(clone3)
+FORK_SYSCALL(fork)
+FORK_SYSCALL(vfork)
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, tgid = child->tgid, tid = child->pid;
+	__u32 forker = (__u32)bpf_get_current_pid_tgid();
+	struct um_proc *pproc = bpf_map_lookup_elem(&procs, &ptgid);
+	struct um_thread th = {};
+	struct um_proc proc = {};
+	struct um_proc_start *rec;
+	__u32 *mm_id;
+
+	if (!pproc)
+		return 0;
+	th.tgid = tgid;
+	th.runtime_seen_ns = child->se.sum_exec_runtime;
+	map_insert(&threads, &tid, &th);
+	if (tgid == ptgid) {
+		/* a new thread of a tracked process */
+		__sync_fetch_and_add(&pproc->live_threads, 1);
+		__sync_fetch_and_add(&pproc->threads_seen, 1);
+		UNIT_ADD(pproc->units[0], threads, 1);
+		UNIT_ADD(pproc->units[1], threads, 1);
+		return 0;
+	}
+
+	proc.ppid = ptgid;
+	proc.live_threads = 1;
+	proc.threads_seen = 1;
+	proc.start_ns = bpf_ktime_get_ns();
+	proc.units[0] = pproc->units[0];
+	proc.units[1] = pproc->units[1];
+	mm_id = bpf_map_lookup_elem(&pending_mm, &forker);
+	if (mm_id && *mm_id) {
+		struct um_mm *mm = bpf_map_lookup_elem(&mms, mm_id);
+
+		if (mm && !mm->tgid) {
+			mm->tgid = tgid;
+			proc.mm_id = *mm_id;
+		}
+	}
+	bpf_map_delete_elem(&pending_mm, &forker);
+	if (map_insert(&procs, &tgid, &proc))
+		return 0;
+	UNIT_ADD(proc.units[0], processes, 1);
+	UNIT_ADD(proc.units[1], processes, 1);
+	UNIT_ADD(proc.units[0], threads, 1);
+	UNIT_ADD(proc.units[1], threads, 1);
+
+	rec = record_reserve(sizeof(*rec));
+	if (!rec)
+		return 0;
+	rec->type = UM_REC_PROC_START;
+	rec->pid = tgid;
+	rec->ppid = ptgid;
+	rec->is_root = 0;
+	rec->ts_ns = proc.start_ns;
+	BPF_CORE_READ_STR_INTO(&rec->comm, child, comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	struct um_proc_exec *rec;
+
+	if (!proc)
+		return 0;
+	proc->flags &= ~UM_PROC_AWAIT_EXEC;
+	/* the unit function's frame is gone with the old image: its return can never come */
+	if (proc->own_unit)
+		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
+	proc->unit_depth = 0;
+
+	rec = record_reserve(sizeof(*rec));
+	if (!rec)
+		return 0;
+	rec->type = UM_REC_PROC_EXEC;
+	rec->pid = tgid;
+	rec->ts_ns = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&rec->comm, task, comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	struct signal_struct *sig;
+
+	if (!proc)
+		return 0;
+	sig = task->signal;
+	/* signal->live is decremented before this tracepoint: 0 means the whole group is dying */
+	if (sig->live.counter != 0)
+		return 0;
+	proc->exit_code = (sig->flags & UM_SIGNAL_GROUP_EXIT) ? sig->group_exit_code : task->exit_code;
+	return 0;
+}
+
+__hidden int proc_finish(__u32 tgid, __u64 now)
+{
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	struct um_proc_exit *rec;
+
+	if (!proc)
+		return 0;
+	if (proc->own_unit)
+		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXIT);
+	if (proc->mm_id)
+		mm_retire_by_id(proc, proc->mm_id);
+
+	rec = record_reserve(sizeof(*rec));
+	if (rec) {
+		rec->type = UM_REC_PROC_EXIT;
+		rec->pid = tgid;
+		rec->ts_ns = now;
+		rec->cpu_ns = proc->cpu_ns;
+		rec->peak_rss_bytes = proc->peak_rss_bytes;
+		rec->page_alloc_bytes = proc->page_alloc_bytes;
+		rec->output_bytes = proc->output_bytes;
+		rec->exit_code = proc->exit_code;
+		rec->threads = proc->threads_seen;
+		bpf_ringbuf_submit(rec, 0);
+	}
+	bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * BPF-only view of the accounting state: the maps (defined once, in maps.bpf.c) and the small
+ * helpers every handler uses. Included by each *.bpf.c; never by user code.
+ */
+#ifndef UNITMETER_STATE_BPF_H
+#define UNITMETER_STATE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "unitmeter.h"
+
+/* include/linux/sched.h: a task's state on its final switch-out */
+#define UM_TASK_DEAD 0x00000080
+/* include/linux/sched/signal.h */
+#define UM_SIGNAL_GROUP_EXIT 0x00000004
+#define UM_PAGE_SIZE 4096
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct um_proc);
+} procs_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct um_mm);
+} mms_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct um_thread);
+} threads_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct um_unit);
+} units_map_t;
+
+/* tid of a task inside fork or exec -> the mm it is building, until the new owner is known */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} pending_mm_map_t;
+
+/* tid inside a write-family syscall on a regular file -> 1 */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} pending_write_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events_map_t;
+
+extern procs_map_t procs SEC(".maps");
+extern mms_map_t mms SEC(".maps");
+extern threads_map_t threads SEC(".maps");
+extern units_map_t units SEC(".maps");
+extern pending_mm_map_t pending_mm SEC(".maps");
+extern pending_write_map_t pending_write SEC(".maps");
+extern events_map_t events SEC(".maps");
+
+extern __s64 group_rss_bytes;
+extern __u64 group_peak_rss_bytes;
+extern __u64 next_unit_id;
+extern __u64 lost_records;
+extern __u64 map_full;
+extern __u64 scope_overflows;
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+/*
+ * Raise a peak shared by all CPUs. A plain compare-and-store can lose the higher of two racing
+ * values; the CAS retries only while another CPU keeps raising it, so a few rounds suffice.
+ */
+static __always_inline void peak_raise(__u64 *peak, __s64 value)
+{
+	__u64 seen = *peak;
+
+	if (value <= 0)
+		return;
+	for (int i = 0; i < 8 && (__u64)value > seen; i++) {
+		__u64 prev = __sync_val_compare_and_swap(peak, seen, (__u64)value);
+
+		if (prev == seen)
+			break;
+		seen = prev;
+	}
+}
+
+/* Insert a fresh map value; a full map is counted, never silent. */
+static __always_inline int map_insert(void *map, const void *key, const void *value)
+{
+	int err = bpf_map_update_elem(map, key, value, BPF_NOEXIST);
+
+	if (err && err != -17 /* EEXIST */)
+		__sync_fetch_and_add(&map_full, 1);
+	return err;
+}
+
+static __always_inline void *record_reserve(__u64 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		__sync_fetch_and_add(&lost_records, 1);
+	return rec;
+}
+
+/* Apply a change of scope RSS to one open unit (missing: the unit already closed). */
+static __always_inline void unit_rss_apply(__u64 id, __s64 delta)
+{
+	struct um_unit *unit;
+
+	if (!id)
+		return;
+	unit = bpf_map_lookup_elem(&units, &id);
+	if (!unit)
+		return;
+	peak_raise(&unit->peak_rss_bytes, __sync_fetch_and_add(&unit->rss_bytes, delta) + delta);
+	__sync_fetch_and_add(&unit->n_rss_changes, 1);
+}
+
+/* An RSS change of one mm: the mm's own figure, the group's, and its open units'. */
+static __always_inline void rss_apply(struct um_mm *mm, __s64 delta)
+{
+	peak_raise(&mm->peak_rss_bytes, __sync_fetch_and_add(&mm->rss_bytes, delta) + delta);
+	peak_raise(&group_peak_rss_bytes, __sync_fetch_and_add(&group_rss_bytes, delta) + delta);
+	unit_rss_apply(mm->units[0], delta);
+	unit_rss_apply(mm->units[1], delta);
+}
+
+/* Retire an mm its process no longer uses: keep its peak, take its pages off every sum. */
+static __always_inline void mm_retire_by_id(struct um_proc *proc, __u32 mm_id)
+{
+	struct um_mm *mm = bpf_map_lookup_elem(&mms, &mm_id);
+
+	if (!mm)
+		return;
+	if (mm->peak_rss_bytes > proc->peak_rss_bytes)
+		proc->peak_rss_bytes = mm->peak_rss_bytes;
+	if (mm->rss_bytes)
+		rss_apply(mm, -mm->rss_bytes);
+	bpf_map_delete_elem(&mms, &mm_id);
+}
+
+/* Add to a counter of an open unit; the field is chosen by its offset in struct um_unit. */
+#define UNIT_ADD(id, field, value)                                                 \
+	do {                                                                       \
+		__u64 __id = (id);                                                 \
+		struct um_unit *__u;                                               \
+		if (__id && (__u = bpf_map_lookup_elem(&units, &__id)))            \
+			__sync_fetch_and_add(&__u->field, (value));                \
+	} while (0)
+
+static __always_inline void units_push(__u64 *list, __u64 id)
+{
+	if (list[UM_SCOPE_DEPTH - 1])
+		__sync_fetch_and_add(&scope_overflows, 1);
+	list[1] = list[0];
+	list[0] = id;
+}
+
+static __always_inline void units_remove(__u64 *list, __u64 id)
+{
+	if (list[0] == id) {
+		list[0] = list[1];
+		list[1] = 0;
+	} else if (list[1] == id) {
+		list[1] = 0;
+	}
+}
+
+/* The process's last thread is gone: emit its record and forget it (defined in proc.bpf.c). */
+extern int proc_finish(__u32 tgid, __u64 now);
+
+/* Close an open unit: emit its record and forget it everywhere (defined in units.bpf.c). */
+extern int unit_close(__u32 tgid, __u64 id, __u32 status);
+
+#endif /* UNITMETER_STATE_BPF_H */

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Types shared by the BPF programs and the loader: ring-buffer records and the map values the
+ * loader seeds (attach) or reads back (threads still running at the end). Fixed-width types only,
+ * with a size assert per record, so both sides agree on the layout.
+ */
+#ifndef UNITMETER_H
+#define UNITMETER_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define UM_COMM_LEN 16
+/* Unit specs one run may carry; the cookie of each uprobe is its index. */
+#define UM_MAX_SPECS 32
+/*
+ * How many open units one process can belong to at once: its own, and the one its parent was in
+ * when it forked (a pool worker running fits inside a fit of the main process). Deeper nesting
+ * keeps the innermost two and is counted in scope_overflows.
+ */
+#define UM_SCOPE_DEPTH 2
+
+/* kernel mm counters (include/linux/mm_types_task.h); MM_SWAPENTS is not resident. */
+enum um_rss_member {
+	UM_MM_FILEPAGES = 0,
+	UM_MM_ANONPAGES = 1,
+	UM_MM_SWAPENTS = 2,
+	UM_MM_SHMEMPAGES = 3,
+	UM_MM_NR_MEMBERS = 4,
+};
+
+enum um_record_type {
+	UM_REC_PROC_START = 1,
+	UM_REC_PROC_EXEC = 2,
+	UM_REC_PROC_EXIT = 3,
+	UM_REC_UNIT = 4,
+};
+
+enum um_unit_status {
+	UM_UNIT_COMPLETE = 0,
+	UM_UNIT_INCOMPLETE_EXIT = 1, /* the process died inside the unit */
+	UM_UNIT_INCOMPLETE_EXEC = 2, /* the process exec'd inside the unit: no return can come */
+};
+
+/* um_proc.flags */
+enum um_proc_flags {
+	/* The root of `run` before its exec: its memory is unitmeter's own copy, not the command's. */
+	UM_PROC_AWAIT_EXEC = 1,
+};
+
+struct um_proc_start {
+	__u32 type; /* UM_REC_PROC_START */
+	__u32 pid;
+	__u32 ppid;
+	__u32 is_root;
+	__u64 ts_ns;
+	char comm[UM_COMM_LEN];
+};
+_Static_assert(sizeof(struct um_proc_start) == 40, "um_proc_start layout");
+
+struct um_proc_exec {
+	__u32 type; /* UM_REC_PROC_EXEC */
+	__u32 pid;
+	__u64 ts_ns;
+	char comm[UM_COMM_LEN];
+};
+_Static_assert(sizeof(struct um_proc_exec) == 32, "um_proc_exec layout");
+
+struct um_proc_exit {
+	__u32 type; /* UM_REC_PROC_EXIT */
+	__u32 pid;
+	__u64 ts_ns;
+	__u64 cpu_ns;
+	__u64 peak_rss_bytes;
+	__u64 page_alloc_bytes;
+	__u64 output_bytes;
+	__s32 exit_code; /* wait(2) status: exit status << 8, or the signal number */
+	__u32 threads;   /* threads the process ever had */
+};
+_Static_assert(sizeof(struct um_proc_exit) == 56, "um_proc_exit layout");
+
+struct um_unit_record {
+	__u32 type; /* UM_REC_UNIT */
+	__u32 pid;
+	__u32 spec;
+	__u32 status; /* enum um_unit_status */
+	__u64 id;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 cpu_ns;
+	__u64 start_rss_bytes;
+	__u64 peak_rss_bytes;
+	__u64 n_rss_changes;
+	__u64 page_alloc_bytes;
+	__u64 output_bytes;
+	__u32 processes;
+	__u32 threads;
+};
+_Static_assert(sizeof(struct um_unit_record) == 96, "um_unit_record layout");
+
+/* procs map value, keyed by tgid. */
+struct um_proc {
+	__u32 ppid;
+	__u32 mm_id;        /* rss_stat hash of the current mm, 0 until bound */
+	__u32 flags;        /* enum um_proc_flags */
+	__u32 live_threads; /* threads not yet switched out dead */
+	__u32 threads_seen;
+	__s32 exit_code;
+	__u32 unit_depth; /* nesting of unit-function calls in this process */
+	__u32 pad;
+	__u64 own_unit; /* id of the unit this process opened, 0 when none */
+	__u64 units[UM_SCOPE_DEPTH]; /* open units whose scope holds this process, newest first */
+	__u64 start_ns;
+	__u64 cpu_ns;
+	__u64 peak_rss_bytes; /* of mms this process no longer uses */
+	__u64 page_alloc_bytes;
+	__u64 output_bytes;
+	/* attach: the counters read from /proc, used until the kernel reports each one */
+	__u64 initial_member_bytes[UM_MM_NR_MEMBERS];
+};
+
+/* mms map value, keyed by the rss_stat mm_id. */
+struct um_mm {
+	__u32 tgid; /* 0 while fork or exec is still building this mm */
+	__u32 pad;
+	__u64 member_bytes[UM_MM_NR_MEMBERS];
+	__s64 rss_bytes; /* file + anon + shmem */
+	__u64 peak_rss_bytes;
+	/* copy of the owner's units, so an RSS change needs no second lookup */
+	__u64 units[UM_SCOPE_DEPTH];
+};
+
+/* threads map value, keyed by tid. */
+struct um_thread {
+	__u32 tgid;
+	__u32 running;
+	__u64 on_cpu_since_ns; /* bpf_ktime_get_ns() at switch-in */
+	__u64 runtime_seen_ns; /* se.sum_exec_runtime already accounted */
+};
+
+/* units map value, keyed by unit id. */
+struct um_unit {
+	__u32 pid;
+	__u32 spec;
+	__u64 start_ns;
+	__s64 rss_bytes; /* current scope RSS */
+	__u64 peak_rss_bytes;
+	__u64 start_rss_bytes;
+	__u64 cpu_ns;
+	__u64 n_rss_changes;
+	__u64 page_alloc_bytes;
+	__u64 output_bytes;
+	__u32 processes;
+	__u32 threads;
+};
+
+#endif /* UNITMETER_H */

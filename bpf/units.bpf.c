@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Units: one call of a unit function in one process, from the uprobe on its entry to the
+ * uretprobe on its return. Only the outermost call opens a unit; the loader attaches the same two
+ * programs to every spec, with the spec's index as the attach cookie.
+ */
+#include "state.bpf.h"
+
+struct unit_edge {
+	__u64 id;
+	__u64 start_ns;
+	__u64 now;
+	__u64 cpu_ns;
+};
+
+static __always_inline bool proc_in_unit(__u32 tgid, __u64 id)
+{
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	return proc && (proc->units[0] == id || proc->units[1] == id);
+}
+
+/* A scope thread still on a CPU when the unit closes: its running slice so far counts. */
+static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread *th,
+			      struct unit_edge *edge)
+{
+	__u64 since;
+
+	if (!th->running || !proc_in_unit(th->tgid, edge->id))
+		return 0;
+	since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
+	if (edge->now > since)
+		edge->cpu_ns += edge->now - since;
+	return 0;
+}
+
+static long forget_in_proc(struct bpf_map *map, __u32 *tgid, struct um_proc *proc, __u64 *id)
+{
+	units_remove(proc->units, *id);
+	return 0;
+}
+
+static long forget_in_mm(struct bpf_map *map, __u32 *mm_id, struct um_mm *mm, __u64 *id)
+{
+	units_remove(mm->units, *id);
+	return 0;
+}
+
+__hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
+{
+	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
+	struct um_unit_record *rec;
+	struct um_proc *owner;
+	struct um_unit *unit;
+
+	unit = bpf_map_lookup_elem(&units, &id);
+	if (!unit)
+		return 0;
+	edge.start_ns = unit->start_ns;
+	bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
+	/* from here on no slice or page of the scope is charged to this unit */
+	bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);
+	bpf_for_each_map_elem(&mms, forget_in_mm, &id, 0);
+	owner = bpf_map_lookup_elem(&procs, &tgid);
+	if (owner && owner->own_unit == id) {
+		owner->own_unit = 0;
+		owner->unit_depth = 0;
+	}
+
+	rec = record_reserve(sizeof(*rec));
+	if (rec) {
+		rec->type = UM_REC_UNIT;
+		rec->pid = unit->pid;
+		rec->spec = unit->spec;
+		rec->status = status;
+		rec->id = id;
+		rec->start_ns = unit->start_ns;
+		rec->end_ns = edge.now;
+		rec->cpu_ns = unit->cpu_ns + edge.cpu_ns;
+		rec->start_rss_bytes = unit->start_rss_bytes;
+		rec->peak_rss_bytes = unit->peak_rss_bytes;
+		rec->n_rss_changes = unit->n_rss_changes;
+		rec->page_alloc_bytes = unit->page_alloc_bytes;
+		rec->output_bytes = unit->output_bytes;
+		rec->processes = unit->processes;
+		rec->threads = unit->threads;
+		bpf_ringbuf_submit(rec, 0);
+	}
+	bpf_map_delete_elem(&units, &id);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(unit_enter)
+{
+	__u32 tgid = current_tgid();
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	struct um_unit unit = {};
+	struct um_mm *mm;
+	__u32 mm_id;
+	__u64 id;
+
+	if (!proc)
+		return 0;
+	/* recursion, or a second thread entering while the unit is open: part of the same unit */
+	if (__sync_fetch_and_add(&proc->unit_depth, 1) != 0)
+		return 0;
+	id = __sync_fetch_and_add(&next_unit_id, 1) + 1;
+	mm_id = proc->mm_id;
+	mm = mm_id ? bpf_map_lookup_elem(&mms, &mm_id) : NULL;
+	unit.pid = tgid;
+	unit.spec = bpf_get_attach_cookie(ctx);
+	unit.start_ns = bpf_ktime_get_ns();
+	unit.rss_bytes = mm ? mm->rss_bytes : 0;
+	unit.start_rss_bytes = unit.rss_bytes;
+	unit.peak_rss_bytes = unit.rss_bytes;
+	unit.processes = 1;
+	unit.threads = proc->live_threads;
+	if (map_insert(&units, &id, &unit))
+		return 0;
+	proc->own_unit = id;
+	units_push(proc->units, id);
+	if (mm)
+		units_push(mm->units, id);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(unit_return)
+{
+	__u32 tgid = current_tgid();
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	/* depth 0: a call that began before attach, whose entry was never seen */
+	if (!proc || !proc->unit_depth)
+		return 0;
+	if (__sync_fetch_and_add(&proc->unit_depth, -1) != 1)
+		return 0;
+	if (proc->own_unit)
+		unit_close(tgid, proc->own_unit, UM_UNIT_COMPLETE);
+	return 0;
+}

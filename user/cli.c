@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <argp.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "log.h"
+
+const char *argp_program_version = "unitmeter 0.1.0";
+const char *argp_program_bug_address = NULL;
+
+enum {
+	OPT_UNITS_JSONL = 0x100,
+	OPT_AS_ROOT,
+	OPT_DURATION,
+	OPT_RING_KIB,
+	OPT_JSON,
+};
+
+static const char usage_text[] =
+	"usage: unitmeter COMMAND [OPTION...]\n"
+	"\n"
+	"Measure what each unit of work (one call of a fit function) costs, from the kernel:\n"
+	"wall time, CPU time and cores, exact peak memory, bytes written.\n"
+	"\n"
+	"commands:\n"
+	"  run      trace a command, its threads and every process it forks\n"
+	"  attach   trace a running process and the processes it forks from now on\n"
+	"  hw       print the hardware record\n"
+	"  summary  summarise the units of one or more runs (manifests or .units.jsonl)\n"
+	"\n"
+	"'unitmeter COMMAND --help' explains each one.\n";
+
+/* The options run and attach share. */
+#define TRACE_OPTIONS                                                                           \
+	{ "unit", 'u', "SPEC", 0,                                                              \
+	  "A unit function: SYMBOL (in the command's executable) or PATH:SYMBOL (an executable " \
+	  "or shared library, also one loaded later with dlopen). Repeatable.", 0 },             \
+	{ "output", 'o', "FILE", 0, "Run manifest (JSON). Default: unitmeter-run.json", 0 },   \
+	{ "units-jsonl", OPT_UNITS_JSONL, "FILE", 0,                                           \
+	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \
+	  "the manifest, run.json -> run.units.jsonl", 0 },                                     \
+	{ "quiet", 'q', NULL, 0, "No progress line per finished unit", 0 },                    \
+	{ "verbose", 'v', NULL, 0, "Say what is being done; twice: libbpf's debug output too", \
+	  0 },                                                                                 \
+	{ "ring-buffer-kib", OPT_RING_KIB, "KIB", OPTION_HIDDEN,                               \
+	  "Ring buffer size (power of two)", 0 }
+
+static const struct argp_option run_options[] = {
+	TRACE_OPTIONS,
+	{ "as-root", OPT_AS_ROOT, NULL, 0,
+	  "Run the command as root. By default, under sudo it runs as the invoking user", 0 },
+	{ 0 },
+};
+
+static const struct argp_option attach_options[] = {
+	TRACE_OPTIONS,
+	{ "pid", 'p', "PID", 0, "The process to trace", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0,
+	  "Stop after this long (default: when the process exits, or at Ctrl-C)", 0 },
+	{ 0 },
+};
+
+static const struct argp_option hw_options[] = {
+	{ "output", 'o', "FILE", 0, "Write the record to FILE instead of standard output", 0 },
+	{ 0 },
+};
+
+static const struct argp_option summary_options[] = {
+	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table", 0 },
+	{ 0 },
+};
+
+static int parse_double(const char *text, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(text, &end);
+	return (errno || end == text || *end || !isfinite(*out)) ? -1 : 0;
+}
+
+static int parse_ulong(const char *text, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*text == '-')
+		return -1;
+	*out = strtoul(text, &end, 10);
+	return (errno || end == text || *end || *out > max) ? -1 : 0;
+}
+
+static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	unsigned long v;
+	double d;
+
+	switch (key) {
+	case 'u':
+		if (o->n_specs == UM_MAX_SPECS)
+			argp_error(state, "at most %d --unit specs", UM_MAX_SPECS);
+		if (!*arg)
+			argp_error(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
+		o->specs[o->n_specs++] = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_UNITS_JSONL:
+		o->units_jsonl = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		um_verbosity++;
+		break;
+	case OPT_RING_KIB:
+		if (parse_ulong(arg, 1UL << 20, &v) || v < 4 || (v & (v - 1)))
+			argp_error(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
+		o->ring_kib = v;
+		break;
+	case OPT_AS_ROOT:
+		o->as_root = true;
+		break;
+	case 'p':
+		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
+			argp_error(state, "-p needs a process id (a positive number), not '%s'", arg);
+		o->pid = (pid_t)v;
+		break;
+	case OPT_DURATION:
+		if (parse_double(arg, &d) || d <= 0 || d > 1e7)
+			argp_error(state, "--duration needs a positive number of seconds, not '%s'", arg);
+		o->duration_s = d;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->command != UM_CMD_RUN)
+			argp_error(state, "unexpected argument '%s'", arg);
+		/* the command starts at the first non-option, as with time(1) and strace(1) */
+		o->command_argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		if (o->command == UM_CMD_RUN)
+			argp_error(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
+		break;
+	case ARGP_KEY_END:
+		if (o->command == UM_CMD_ATTACH && !o->pid)
+			argp_error(state, "attach needs -p PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_hw_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+
+	(void)arg;
+	switch (key) {
+	case OPT_JSON:
+		o->json_only = true;
+		break;
+	case ARGP_KEY_ARGS:
+		o->inputs = &state->argv[state->next];
+		o->n_inputs = state->argc - state->next;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "name at least one run manifest or .units.jsonl file");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp run_argp = {
+	run_options, parse_trace_opt, "[OPTION...] -- CMD [ARG...]",
+	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
+	"CPU slice, and each call of the --unit functions as one unit. Exit status is CMD's own; "
+	"unitmeter's own failures exit 2.\v"
+	"EXAMPLES:\n"
+	"  sudo unitmeter run -- ./simulate --seed 1\n"
+	"      whole-command figures, as /usr/bin/time -v but exact\n"
+	"  sudo unitmeter run --unit fit_unit -o calib.json -- ./fit_demo\n"
+	"      one unit per call of fit_unit(); units stream in calib.units.jsonl\n"
+	"  sudo unitmeter run --unit /usr/lib/libfit.so:fit -- ./driver\n"
+	"      a function in a shared library\n",
+	0, 0, 0,
+};
+
+static const struct argp attach_argp = {
+	attach_options, parse_trace_opt, "-p PID [OPTION...]",
+	"Trace a running process and the processes it forks from now on, until it exits, the "
+	"duration ends, or Ctrl-C. Units already open when tracing starts are not reported.\v"
+	"EXAMPLES:\n"
+	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n",
+	0, 0, 0,
+};
+
+static const struct argp hw_argp = {
+	hw_options, parse_hw_opt, "[-o FILE]",
+	"Print the hardware record: CPU, cores, frequency, memory, platform, kernel, BTF.\v"
+	"EXAMPLES:\n  unitmeter hw\n  unitmeter hw -o hardware.json\n",
+	0, 0, 0,
+};
+
+static const struct argp summary_argp = {
+	summary_options, parse_summary_opt, "FILE...",
+	"Summarise the units of run manifests or units streams; several files (the tasks of one job "
+	"array) are merged. Prints the summary JSON (the seed's keys) and a table.\v"
+	"EXAMPLES:\n"
+	"  unitmeter summary calib.json\n"
+	"  unitmeter summary --json out/task-*.units.jsonl\n",
+	0, 0, 0,
+};
+
+int um_parse_args(int argc, char **argv, struct um_options *o)
+{
+	const struct argp *argp;
+	const char *cmd;
+	int idx;
+
+	memset(o, 0, sizeof(*o));
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		puts(argp_program_version);
+		return 0;
+	}
+	if (!strcmp(cmd, "run")) {
+		o->command = UM_CMD_RUN;
+		argp = &run_argp;
+	} else if (!strcmp(cmd, "attach")) {
+		o->command = UM_CMD_ATTACH;
+		argp = &attach_argp;
+	} else if (!strcmp(cmd, "hw")) {
+		o->command = UM_CMD_HW;
+		argp = &hw_argp;
+	} else if (!strcmp(cmd, "summary")) {
+		o->command = UM_CMD_SUMMARY;
+		argp = &summary_argp;
+	} else {
+		um_err("unknown command '%s': use run, attach, hw or summary (unitmeter --help)", cmd);
+		return 2;
+	}
+	/* argp names the program in its messages: "unitmeter run: ..." */
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "unitmeter %s", cmd);
+		program_invocation_short_name = name;
+		program_invocation_name = name;
+		argv[1] = name;
+		argp_err_exit_status = 2;
+		/* argp exits by itself after --help (0) or a usage error (2) */
+		argp_parse(argp, argc - 1, argv + 1, ARGP_IN_ORDER, &idx, o);
+		argv[1] = (char *)cmd;
+		program_invocation_short_name = "unitmeter";
+		program_invocation_name = "unitmeter";
+	}
+	return -1;
+}
+
+char *um_default_units_path(const char *manifest)
+{
+	size_t len = strlen(manifest);
+	char *path = malloc(len + sizeof(".units.jsonl"));
+
+	if (!path)
+		return NULL;
+	memcpy(path, manifest, len + 1);
+	if (len > 5 && !strcmp(path + len - 5, ".json"))
+		path[len - 5] = '\0';
+	strcat(path, ".units.jsonl");
+	return path;
+}

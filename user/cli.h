@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line: one options struct, parsed and checked before the kernel is touched. */
+#ifndef UM_CLI_H
+#define UM_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "unitmeter.h"
+
+enum um_command {
+	UM_CMD_RUN,
+	UM_CMD_ATTACH,
+	UM_CMD_HW,
+	UM_CMD_SUMMARY,
+};
+
+struct um_options {
+	enum um_command command;
+	const char *output;      /* -o */
+	const char *units_jsonl; /* --units-jsonl; NULL: beside the manifest */
+	const char *specs[UM_MAX_SPECS];
+	size_t n_specs;
+	bool as_root;
+	bool quiet;
+	bool json_only; /* summary --json */
+	pid_t pid;
+	double duration_s; /* attach --duration; 0: until the process exits */
+	unsigned long ring_kib;
+	char **command_argv; /* run: CMD [ARG...] */
+	char **inputs;       /* summary: files */
+	int n_inputs;
+};
+
+/*
+ * Fill opts from argv. Returns 0 to go on, or an exit status to leave with at once (0 after
+ * --help, 2 after a usage error, which has been printed as one line).
+ */
+int um_parse_args(int argc, char **argv, struct um_options *opts);
+
+/* Default units stream beside a manifest: run.json -> run.units.jsonl (malloc'd). */
+char *um_default_units_path(const char *manifest);
+
+#endif

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* unitmeter: what each unit of work costs, measured from the kernel. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+#include "cli.h"
+#include "hw.h"
+#include "log.h"
+#include "report.h"
+#include "session.h"
+#include "summary.h"
+
+static int cmd_hw(const struct um_options *o)
+{
+	json_t *hw = hw_capture("");
+	FILE *out = stdout;
+	int rc = 0;
+
+	if (o->output) {
+		out = um_create_output(o->output, 0, 0);
+		if (!out) {
+			um_err("cannot write %s: %s", o->output, strerror(errno));
+			json_decref(hw);
+			return 2;
+		}
+	}
+	if (json_dumpf(hw, out, JSON_REAL_PRECISION(15) | JSON_INDENT(2)) || fputc('\n', out) == EOF)
+		rc = 2;
+	if (out != stdout && fclose(out))
+		rc = 2;
+	if (rc)
+		um_err("cannot write the hardware record: %s", strerror(errno));
+	json_decref(hw);
+	return rc;
+}
+
+static int cmd_summary(const struct um_options *o)
+{
+	json_t *units = json_array(), *summary;
+	char err[1024];
+
+	for (int i = 0; i < o->n_inputs; i++) {
+		if (um_load_units(o->inputs[i], units, err, sizeof(err))) {
+			um_err("%s", err);
+			json_decref(units);
+			return 2;
+		}
+	}
+	summary = um_summarise(units);
+	json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+	fputc('\n', stdout);
+	if (!o->json_only) {
+		fprintf(stderr, "\n%d file%s\n", o->n_inputs, o->n_inputs == 1 ? "" : "s");
+		um_print_summary_table(stderr, summary);
+	}
+	json_decref(summary);
+	json_decref(units);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct um_options opts;
+	int rc = um_parse_args(argc, argv, &opts);
+
+	if (rc >= 0)
+		return rc;
+	switch (opts.command) {
+	case UM_CMD_RUN:
+		return session_run(&opts);
+	case UM_CMD_ATTACH:
+		return session_attach(&opts);
+	case UM_CMD_HW:
+		return cmd_hw(&opts);
+	case UM_CMD_SUMMARY:
+		return cmd_summary(&opts);
+	}
+	return 2;
+}

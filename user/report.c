@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "log.h"
+#include "report.h"
+#include "summary.h"
+#include "unitmeter.h"
+
+#define UM_SCHEMA "unitmeter.run/1"
+#define UM_VERSION "0.1.0"
+/* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
+#define UM_JSON_FLAGS (JSON_REAL_PRECISION(15) | JSON_COMPACT)
+
+struct proc_row {
+	pid_t pid, ppid;
+	char comm[UM_COMM_LEN];
+	uint64_t start_ns, end_ns;
+	bool finished, is_root, alive_at_end;
+	uint64_t cpu_ns, peak_rss_bytes, page_alloc_bytes, output_bytes;
+	int32_t exit_code;
+	uint32_t threads;
+};
+
+struct report {
+	const struct report_config *cfg;
+	struct proc_row *procs;
+	size_t n_procs, cap_procs;
+	json_t *units;
+	FILE *stream;
+	int stream_err;
+	uint64_t t0_ns, stop_ns;
+	bool have_exit;
+	int wait_status;
+	json_t *hardware;
+	struct tracer_counters counters;
+};
+
+FILE *um_create_output(const char *path, uid_t uid, gid_t gid)
+{
+	/* O_NOFOLLOW: a symlink planted in a shared directory must not redirect a root write */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (geteuid() == 0 && uid != 0 && fchown(fd, uid, gid))
+		um_warn("cannot hand %s to uid %u: %s", path, uid, strerror(errno));
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+struct report *report__new(const struct report_config *cfg, char *err, size_t errlen)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->cfg = cfg;
+	r->units = json_array();
+	if (cfg->units_jsonl) {
+		r->stream = um_create_output(cfg->units_jsonl, cfg->owner_uid, cfg->owner_gid);
+		if (!r->stream) {
+			snprintf(err, errlen, "cannot write the units stream %s: %s", cfg->units_jsonl,
+				 strerror(errno));
+			report__free(r);
+			return NULL;
+		}
+		setvbuf(r->stream, NULL, _IOLBF, 0);
+	}
+	return r;
+}
+
+void report__set_origin(struct report *r, uint64_t t0_ns)
+{
+	r->t0_ns = t0_ns;
+}
+
+void report__set_stop(struct report *r, uint64_t stop_ns)
+{
+	r->stop_ns = stop_ns;
+}
+
+static struct proc_row *proc_find(const struct report *r, pid_t pid)
+{
+	/* newest first: a recycled pid belongs to the latest process */
+	for (size_t i = r->n_procs; i-- > 0;)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+static struct proc_row *proc_add(struct report *r, pid_t pid, pid_t ppid)
+{
+	struct proc_row *row;
+
+	if (r->n_procs == r->cap_procs) {
+		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
+		struct proc_row *bigger = realloc(r->procs, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		r->procs = bigger;
+		r->cap_procs = cap;
+	}
+	row = &r->procs[r->n_procs++];
+	memset(row, 0, sizeof(*row));
+	row->pid = pid;
+	row->ppid = ppid;
+	return row;
+}
+
+void report__add_root(struct report *r, pid_t pid, pid_t ppid, const char *comm)
+{
+	struct proc_row *row = proc_add(r, pid, ppid);
+
+	if (!row)
+		return;
+	row->is_root = true;
+	row->start_ns = r->t0_ns;
+	snprintf(row->comm, sizeof(row->comm), "%s", comm);
+}
+
+static double seconds(uint64_t ns)
+{
+	return ns / 1e9;
+}
+
+static json_t *unit_json(struct report *r, const struct um_unit_record *u)
+{
+	double wall = seconds(u->end_ns - u->start_ns), cpu = seconds(u->cpu_ns);
+	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
+	const char *spec = u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
+
+	return json_pack("{s:I, s:s?, s:i, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s}",
+			 "index", (json_int_t)json_array_size(r->units),
+			 "spec", spec,
+			 "pid", (int)u->pid,
+			 "start_ns", (json_int_t)(u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0),
+			 "wall_s", um_round(wall, 6),
+			 "cpu_s", um_round(cpu, 6),
+			 "cpu_utilisation", um_round(wall > 0 ? cpu / wall : 0.0, 3),
+			 "peak_rss_bytes", (json_int_t)u->peak_rss_bytes,
+			 "peak_rss_delta_bytes", (json_int_t)delta,
+			 "start_rss_bytes", (json_int_t)u->start_rss_bytes,
+			 "n_samples", (json_int_t)u->n_rss_changes,
+			 "output_bytes", (json_int_t)u->output_bytes,
+			 "page_alloc_bytes", (json_int_t)u->page_alloc_bytes,
+			 "processes", (int)u->processes,
+			 "threads", (int)u->threads,
+			 "status", u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete");
+}
+
+static void on_unit(struct report *r, const struct um_unit_record *u)
+{
+	json_t *unit = unit_json(r, u);
+
+	if (!unit)
+		return;
+	if (u->status == UM_UNIT_INCOMPLETE_EXEC)
+		json_object_set_new(unit, "incomplete_reason", json_string("exec"));
+	else if (u->status == UM_UNIT_INCOMPLETE_EXIT)
+		json_object_set_new(unit, "incomplete_reason", json_string("exit"));
+	if (r->stream && !r->stream_err) {
+		/* one line and a flush per unit: a run killed at any moment keeps every finished unit */
+		if (json_dumpf(unit, r->stream, UM_JSON_FLAGS) || fputc('\n', r->stream) == EOF ||
+		    fflush(r->stream)) {
+			r->stream_err = -errno;
+			um_err("cannot append to the units stream %s: %s", r->cfg->units_jsonl,
+			       strerror(errno));
+		}
+	}
+	if (!r->cfg->quiet) {
+		double wall = json_real_value(json_object_get(unit, "wall_s"));
+
+		fprintf(stderr, "unit %-5zu pid %-7u %-20s wall %9.4f s  cpu %5.2f cores  peak %9.1f MiB%s\n",
+			json_array_size(r->units), u->pid,
+			u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : "?", wall,
+			json_real_value(json_object_get(unit, "cpu_utilisation")),
+			u->peak_rss_bytes / 1048576.0,
+			u->status == UM_UNIT_COMPLETE ? "" : "  (incomplete)");
+	}
+	json_array_append_new(r->units, unit);
+}
+
+int report__on_record(void *ctx, void *data, size_t size)
+{
+	struct report *r = ctx;
+	__u32 type;
+	struct proc_row *row;
+
+	if (size < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	switch (type) {
+	case UM_REC_PROC_START: {
+		const struct um_proc_start *s = data;
+
+		row = proc_add(r, s->pid, s->ppid);
+		if (row) {
+			row->start_ns = s->ts_ns;
+			memcpy(row->comm, s->comm, sizeof(row->comm));
+			row->comm[UM_COMM_LEN - 1] = '\0';
+		}
+		break;
+	}
+	case UM_REC_PROC_EXEC: {
+		const struct um_proc_exec *e = data;
+
+		row = proc_find(r, e->pid);
+		if (row) {
+			memcpy(row->comm, e->comm, sizeof(row->comm));
+			row->comm[UM_COMM_LEN - 1] = '\0';
+		}
+		break;
+	}
+	case UM_REC_PROC_EXIT: {
+		const struct um_proc_exit *x = data;
+
+		row = proc_find(r, x->pid);
+		if (!row)
+			row = proc_add(r, x->pid, 0);
+		if (row) {
+			row->finished = true;
+			row->end_ns = x->ts_ns;
+			row->cpu_ns = x->cpu_ns;
+			row->peak_rss_bytes = x->peak_rss_bytes;
+			row->page_alloc_bytes = x->page_alloc_bytes;
+			row->output_bytes = x->output_bytes;
+			row->exit_code = x->exit_code;
+			row->threads = x->threads;
+		}
+		break;
+	}
+	case UM_REC_UNIT:
+		if (size >= sizeof(struct um_unit_record))
+			on_unit(r, data);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+bool report__proc_finished(const struct report *r, pid_t pid)
+{
+	const struct proc_row *row = proc_find(r, pid);
+
+	return row && row->finished;
+}
+
+void report__add_live(void *ctx, const struct tracer_live_proc *p)
+{
+	struct report *r = ctx;
+	struct proc_row *row = proc_find(r, p->pid);
+
+	if (!row)
+		row = proc_add(r, p->pid, p->ppid);
+	if (!row || row->finished)
+		return;
+	row->alive_at_end = true;
+	row->cpu_ns = p->cpu_ns;
+	row->peak_rss_bytes = p->peak_rss_bytes;
+	row->page_alloc_bytes = p->page_alloc_bytes;
+	row->output_bytes = p->output_bytes;
+	row->threads = p->threads;
+}
+
+void report__set_exit(struct report *r, int wait_status)
+{
+	r->have_exit = true;
+	r->wait_status = wait_status;
+}
+
+void report__set_hardware(struct report *r, json_t *hw)
+{
+	json_decref(r->hardware);
+	r->hardware = hw;
+}
+
+void report__set_counters(struct report *r, const struct tracer_counters *c)
+{
+	r->counters = *c;
+}
+
+int report__stream_error(const struct report *r)
+{
+	return r->stream_err;
+}
+
+/* wait(2) status -> {"exit_status": n|null, "exit_signal": n|null} members of obj */
+static void set_exit_fields(json_t *obj, bool known, int status)
+{
+	json_object_set_new(obj, "exit_status",
+			    known && WIFEXITED(status) ? json_integer(WEXITSTATUS(status)) : json_null());
+	json_object_set_new(obj, "exit_signal",
+			    known && WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null());
+}
+
+static json_t *proc_json(const struct report *r, const struct proc_row *p)
+{
+	json_t *o = json_pack("{s:i, s:i, s:s, s:I, s:f, s:I, s:I, s:I, s:i}",
+			      "pid", (int)p->pid, "ppid", (int)p->ppid, "comm", p->comm,
+			      "start_ns", (json_int_t)(p->start_ns > r->t0_ns ? p->start_ns - r->t0_ns : 0),
+			      "cpu_s", um_round(seconds(p->cpu_ns), 6),
+			      "peak_rss_bytes", (json_int_t)p->peak_rss_bytes,
+			      "page_alloc_bytes", (json_int_t)p->page_alloc_bytes,
+			      "output_bytes", (json_int_t)p->output_bytes,
+			      "threads", (int)p->threads);
+
+	json_object_set_new(o, "status", json_string(p->finished ? "exited" :
+						      p->alive_at_end ? "running" : "unknown"));
+	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
+	set_exit_fields(o, p->finished, p->exit_code);
+	return o;
+}
+
+static json_t *run_json(const struct report *r)
+{
+	const struct proc_row *root = NULL;
+	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
+	json_t *run, *table = json_array();
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct proc_row *p = &r->procs[i];
+
+		if (p->is_root)
+			root = p;
+		cpu += p->cpu_ns;
+		alloc += p->page_alloc_bytes;
+		out += p->output_bytes;
+		if (p->finished && p->end_ns > end)
+			end = p->end_ns;
+		json_array_append_new(table, proc_json(r, p));
+	}
+	/* wall time of the command, as time(1) gives it: release to the root's end */
+	if (root && root->finished)
+		end = root->end_ns;
+	else if (root)
+		end = r->stop_ns;
+	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
+			"wall_s", um_round(end > r->t0_ns ? seconds(end - r->t0_ns) : 0, 6),
+			"cpu_s", um_round(seconds(cpu), 6),
+			"peak_rss_bytes", (json_int_t)r->counters.group_peak_rss_bytes,
+			"page_alloc_bytes", (json_int_t)alloc,
+			"output_bytes", (json_int_t)out,
+			"processes", (int)r->n_procs,
+			"lost_events", (json_int_t)r->counters.lost_records,
+			"map_full_events", (json_int_t)r->counters.map_full,
+			"scope_overflows", (json_int_t)r->counters.scope_overflows);
+	set_exit_fields(run, r->have_exit, r->wait_status);
+	json_object_set_new(run, "per_process", table);
+	return run;
+}
+
+static json_t *manifest_json(const struct report *r)
+{
+	json_t *m = json_object(), *cmd = json_array(), *specs = json_array();
+
+	for (char *const *a = r->cfg->command; a && *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	for (size_t i = 0; i < r->cfg->n_specs; i++)
+		json_array_append_new(specs, json_pack("{s:i, s:s, s:s, s:s}", "index", (int)i,
+						       "spec", r->cfg->specs[i].text,
+						       "path", r->cfg->specs[i].path,
+						       "symbol", r->cfg->specs[i].symbol));
+	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
+	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));
+	json_object_set_new(m, "mode", json_string(r->cfg->mode));
+	json_object_set_new(m, "command", cmd);
+	json_object_set_new(m, "unit_specs", specs);
+	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
+	json_object_set(m, "units", r->units);
+	json_object_set_new(m, "summary", um_summarise(r->units));
+	json_object_set_new(m, "run", run_json(r));
+	return m;
+}
+
+int report__write_manifest(struct report *r, const char *path)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	json_t *m = manifest_json(r);
+	int fd, err = 0;
+	FILE *f;
+
+	/* write beside the target and rename: a reader never sees half a manifest */
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (snprintf(tmp, sizeof(tmp), "%s/.unitmeter-XXXXXX", dirname(dir)) >= (int)sizeof(tmp)) {
+		json_decref(m);
+		return -ENAMETOOLONG;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (geteuid() == 0 && r->cfg->owner_uid != 0 && fchown(fd, r->cfg->owner_uid, r->cfg->owner_gid))
+		um_warn("cannot hand %s to uid %u: %s", path, r->cfg->owner_uid, strerror(errno));
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (json_dumpf(m, f, JSON_REAL_PRECISION(15) | JSON_INDENT(2)) || fputc('\n', f) == EOF)
+		err = -(errno ? errno : EIO);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	json_decref(m);
+	return err;
+}
+
+void report__print_tables(const struct report *r, FILE *out)
+{
+	json_t *summary;
+
+	fprintf(out, "\n%-8s %-8s %-16s %10s %12s %12s %s\n", "pid", "ppid", "comm", "cpu s",
+		"peak MiB", "written B", "status");
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct proc_row *p = &r->procs[i];
+		char status[32];
+
+		if (!p->finished)
+			snprintf(status, sizeof(status), "%s", p->alive_at_end ? "running" : "?");
+		else if (WIFSIGNALED(p->exit_code))
+			snprintf(status, sizeof(status), "signal %d", WTERMSIG(p->exit_code));
+		else
+			snprintf(status, sizeof(status), "exit %d", WEXITSTATUS(p->exit_code));
+		fprintf(out, "%-8d %-8d %-16s %10.3f %12.1f %12llu %s\n", p->pid, p->ppid, p->comm,
+			seconds(p->cpu_ns), p->peak_rss_bytes / 1048576.0,
+			(unsigned long long)p->output_bytes, status);
+	}
+	fprintf(out, "group: peak RSS %.1f MiB (sum over live processes), %zu processes\n",
+		r->counters.group_peak_rss_bytes / 1048576.0, r->n_procs);
+	if (r->counters.lost_records || r->counters.map_full)
+		fprintf(out, "WARNING: %llu records lost, %llu map-full events: figures are incomplete\n",
+			(unsigned long long)r->counters.lost_records,
+			(unsigned long long)r->counters.map_full);
+	if (!r->cfg->n_specs)
+		return;
+	fprintf(out, "\n");
+	summary = um_summarise(r->units);
+	um_print_summary_table(out, summary);
+	json_decref(summary);
+}
+
+void report__free(struct report *r)
+{
+	if (!r)
+		return;
+	if (r->stream)
+		fclose(r->stream);
+	json_decref(r->units);
+	json_decref(r->hardware);
+	free(r->procs);
+	free(r);
+}

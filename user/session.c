@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "fileio.h"
+#include "hw.h"
+#include "launch.h"
+#include "log.h"
+#include "report.h"
+#include "session.h"
+#include "spec.h"
+#include "tracer.h"
+
+#define EXIT_UNITMETER 2
+/* After the root is reaped, how long its final records may take to arrive. */
+#define DRAIN_TIMEOUT_NS (2ULL * 1000000000ULL)
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_user; /* sent with kill(2), not typed at the terminal */
+static volatile sig_atomic_t child_changed;
+
+static void on_stop(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	stop_signal = sig;
+	/* Ctrl-C already reached the command through the terminal; kill(1) reached only us */
+	stop_from_user = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+	child_changed = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction stop = { 0 }, child = { 0 };
+
+	/* one-shot: a second Ctrl-C takes the default action and ends unitmeter at once */
+	stop.sa_sigaction = on_stop;
+	stop.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&stop.sa_mask);
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGHUP, &stop, NULL);
+	child.sa_handler = on_child;
+	sigemptyset(&child.sa_mask);
+	sigaction(SIGCHLD, &child, NULL);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The directory of path must exist before anything starts: a run must not end unwritable. */
+static int check_output_dir(const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (!*dir)
+		return 0;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		um_err("%s %s: directory %s does not exist", what, path, dir);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+struct session {
+	const struct um_options *opts;
+	struct unit_spec specs[UM_MAX_SPECS];
+	struct unit_target targets[UM_MAX_SPECS];
+	size_t n_specs;
+	struct tracer_config tcfg;
+	struct report_config rcfg;
+	struct tracer *tracer;
+	struct report *report;
+	char *units_path;
+	const char *manifest;
+};
+
+static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
+			   char *const *command)
+{
+	char why[1024];
+	uid_t uid;
+	gid_t gid;
+
+	s->opts = o;
+	s->manifest = o->output ? o->output : "unitmeter-run.json";
+	s->units_path = o->units_jsonl ? strdup(o->units_jsonl) : um_default_units_path(s->manifest);
+	if (!s->units_path)
+		return -ENOMEM;
+	if (check_output_dir("manifest", s->manifest) || check_output_dir("units stream", s->units_path))
+		return -ENOENT;
+	for (size_t i = 0; i < o->n_specs; i++) {
+		int err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, why, sizeof(why));
+
+		if (err) {
+			um_err("%s", why);
+			return err;
+		}
+		s->targets[i].path = s->specs[i].path;
+		s->targets[i].symbol = s->specs[i].symbol;
+		s->n_specs++;
+	}
+	if (launch_target_ids(o->as_root, &uid, &gid)) {
+		um_err("SUDO_UID/SUDO_GID are not numbers: use --as-root");
+		return -EINVAL;
+	}
+	s->tcfg.ring_bytes = o->ring_kib * 1024;
+	s->tcfg.targets = s->targets;
+	s->tcfg.n_targets = s->n_specs;
+	s->rcfg.mode = o->command == UM_CMD_RUN ? "run" : "attach";
+	s->rcfg.command = command;
+	s->rcfg.specs = s->specs;
+	s->rcfg.n_specs = s->n_specs;
+	s->rcfg.units_jsonl = s->units_path;
+	s->rcfg.quiet = o->quiet;
+	s->rcfg.owner_uid = uid;
+	s->rcfg.owner_gid = gid;
+	return 0;
+}
+
+static int session_start_report(struct session *s)
+{
+	char why[1024];
+
+	s->report = report__new(&s->rcfg, why, sizeof(why));
+	if (!s->report) {
+		um_err("%s", why);
+		return -EIO;
+	}
+	report__set_hardware(s->report, hw_capture(""));
+	return 0;
+}
+
+/* Everything measured goes out: counters, processes still alive, manifest, tables. */
+static int session_finish(struct session *s)
+{
+	struct tracer_counters c;
+	int err;
+
+	tracer__poll(s->tracer, 0);
+	tracer__counters(s->tracer, &c);
+	report__set_counters(s->report, &c);
+	tracer__live_procs(s->tracer, report__add_live, s->report);
+	report__set_stop(s->report, monotonic_ns());
+	err = report__write_manifest(s->report, s->manifest);
+	report__print_tables(s->report, stderr);
+	if (c.lost_records || c.map_full)
+		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
+			"units are missing from the figures (lost_events in the manifest)",
+			(unsigned long long)c.lost_records, (unsigned long long)c.map_full);
+	if (err) {
+		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
+		return err;
+	}
+	fprintf(stderr, "manifest: %s\nunits:    %s\n", s->manifest, s->units_path);
+	if (report__stream_error(s->report))
+		return report__stream_error(s->report);
+	return 0;
+}
+
+static void session_cleanup(struct session *s)
+{
+	tracer__destroy(s->tracer);
+	report__free(s->report);
+	for (size_t i = 0; i < s->n_specs; i++)
+		unit_spec_free(&s->specs[i]);
+	free(s->units_path);
+}
+
+/* Poll until the command is reaped and its last records are in; forward signals meanwhile. */
+static int run_loop(struct session *s, struct launch *l, int *wait_status)
+{
+	bool reaped = false, forwarded = false;
+	uint64_t reaped_at = 0;
+
+	for (;;) {
+		int err = tracer__poll(s->tracer, 100 /* ms */);
+
+		if (err < 0 && err != -EINTR) {
+			um_err("reading the ring buffer failed: %s", strerror(-err));
+			return err;
+		}
+		if (stop_signal && !forwarded) {
+			forwarded = true;
+			if (stop_from_user)
+				kill(l->pid, stop_signal);
+			um_info("signal %d: waiting for the command to end, then writing the manifest "
+				"(again to quit at once)", stop_signal);
+		}
+		if (!reaped && (child_changed || err >= 0)) {
+			child_changed = 0;
+			if (waitpid(l->pid, wait_status, WNOHANG) == l->pid) {
+				reaped = true;
+				reaped_at = monotonic_ns();
+			}
+		}
+		/* the exit record comes at the final context switch, which may follow the reaping */
+		if (reaped && (report__proc_finished(s->report, l->pid) ||
+			       monotonic_ns() - reaped_at > DRAIN_TIMEOUT_NS))
+			return 0;
+	}
+}
+
+int session_run(const struct um_options *o)
+{
+	struct session s = { 0 };
+	struct launch l = { .pid = -1, .release_fd = -1 };
+	int wait_status = 0, err, status = EXIT_UNITMETER;
+	const char *why;
+	char *path;
+	uint64_t t0;
+
+	path = launch_resolve(o->command_argv[0]);
+	if (!path) {
+		um_err("command not found: %s", o->command_argv[0]);
+		return 127;
+	}
+	err = session_prepare(&s, o, path, o->command_argv);
+	if (err)
+		goto out;
+	why = tracer_precheck();
+	if (why) {
+		um_err("%s", why);
+		goto out;
+	}
+	err = session_start_report(&s);
+	if (err)
+		goto out;
+	err = launch__start(&l, path, o->command_argv, o->as_root);
+	if (err) {
+		um_err("cannot start %s: %s", path, strerror(-err));
+		goto out;
+	}
+	err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
+	if (!err)
+		err = tracer__track(s.tracer, l.pid, getpid(), true);
+	if (!err)
+		err = tracer__attach(s.tracer);
+	if (err) {
+		launch__abort(&l);
+		goto out;
+	}
+	install_signals();
+	t0 = monotonic_ns();
+	report__set_origin(s.report, t0);
+	report__add_root(s.report, l.pid, getpid(), o->command_argv[0]);
+	um_info("probes attached; starting %s", path);
+	if (launch__release(&l)) {
+		um_err("the command %s did not wait to be started", path);
+		goto out;
+	}
+	err = run_loop(&s, &l, &wait_status);
+	report__set_exit(s.report, wait_status);
+	if (session_finish(&s) || err)
+		goto out;
+	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+out:
+	session_cleanup(&s);
+	free(path);
+	return status;
+}
+
+/* Kernel threads have no user memory or executable to probe. */
+static int check_attach_target(pid_t pid, char *exe, size_t exelen)
+{
+	char path[64], *stat_text, *close_paren;
+	unsigned long flags = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	stat_text = um_read_text(path);
+	if (!stat_text) {
+		um_err("no process %d: %s", pid, strerror(errno));
+		return -ESRCH;
+	}
+	/* field 9, flags, comes after "pid (comm) state ppid pgrp session tty tpgid" */
+	close_paren = strrchr(stat_text, ')');
+	if (close_paren)
+		sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags);
+	free(stat_text);
+	if (flags & 0x00200000 /* PF_KTHREAD */) {
+		um_err("process %d is a kernel thread: there is nothing in user space to measure", pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, exelen - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	return 0;
+}
+
+int session_attach(const struct um_options *o)
+{
+	struct session s = { 0 };
+	char exe[PATH_MAX], pidtext[16];
+	char *command[] = { pidtext, NULL };
+	int err, status = EXIT_UNITMETER;
+	const char *why;
+	uint64_t t0, deadline;
+
+	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
+	if (check_attach_target(o->pid, exe, sizeof(exe)))
+		return EXIT_UNITMETER;
+	err = session_prepare(&s, o, exe, command);
+	if (err)
+		goto out;
+	why = tracer_precheck();
+	if (why) {
+		um_err("%s", why);
+		goto out;
+	}
+	err = session_start_report(&s);
+	if (!err)
+		err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
+	t0 = monotonic_ns();
+	if (!err) {
+		report__set_origin(s.report, t0);
+		err = tracer__track(s.tracer, o->pid, 0, false);
+	}
+	if (!err)
+		err = tracer__attach(s.tracer);
+	if (err)
+		goto out;
+	report__add_root(s.report, o->pid, 0, exe);
+	install_signals();
+	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
+		o->duration_s > 0 ? " for the given duration" : " until it exits");
+	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	while (!stop_signal && monotonic_ns() < deadline &&
+	       !report__proc_finished(s.report, o->pid)) {
+		err = tracer__poll(s.tracer, 100 /* ms */);
+		if (err < 0 && err != -EINTR) {
+			um_err("reading the ring buffer failed: %s", strerror(-err));
+			break;
+		}
+		/* exit record lost (counted): stop when the process is gone all the same */
+		if (kill(o->pid, 0) && errno == ESRCH && !report__proc_finished(s.report, o->pid)) {
+			tracer__poll(s.tracer, 200 /* ms */);
+			break;
+		}
+	}
+	if (!session_finish(&s))
+		status = 0;
+out:
+	session_cleanup(&s);
+	return status;
+}

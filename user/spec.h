@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Unit specs: `SYMBOL` (in the command's executable), `PATH:SYMBOL` (an executable or shared
+ * library), resolved to a file and a symbol it defines before anything is started.
+ */
+#ifndef UM_SPEC_H
+#define UM_SPEC_H
+
+#include <stddef.h>
+
+struct unit_spec {
+	const char *text; /* as the user wrote it */
+	char *path;       /* absolute path of the ELF file to probe */
+	char *symbol;
+};
+
+/*
+ * Resolve spec text against default_exe (the command's executable, for a bare SYMBOL). On error
+ * returns a negative errno and writes one line for the user into why.
+ */
+int unit_spec_resolve(struct unit_spec *spec, const char *text, const char *default_exe,
+		      char *why, size_t whylen);
+void unit_spec_free(struct unit_spec *spec);
+
+/*
+ * Whether path is an ELF file defining function `name`. -ENOENT: it does not (why lists the
+ * closest names it has); -ENOEXEC: not an ELF file; -ENODATA: no symbols (stripped).
+ */
+int elf_check_function(const char *path, const char *name, char *why, size_t whylen);
+
+#endif

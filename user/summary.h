@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The seed's summarise(): the distribution of per-unit figures that a projection is built from,
+ * with the same keys, rounding and linear-interpolation percentiles (numpy's default).
+ */
+#ifndef UM_SUMMARY_H
+#define UM_SUMMARY_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <jansson.h>
+
+/* q-th percentile (0..100) of n values by linear interpolation; sorts values in place. */
+double um_percentile(double *values, size_t n, double q);
+/* Python's round(x, ndigits) for the values we print: correctly rounded, ties to even. */
+double um_round(double x, int ndigits);
+/* Summary object over a JSON array of unit objects; {"n_units": 0} when empty. */
+json_t *um_summarise(const json_t *units);
+
+/*
+ * Append the units of one file to `units`: a run manifest (its "units" array) or a JSON Lines
+ * stream of unit objects. On failure, returns -1 and writes one line naming the file and the
+ * position into err.
+ */
+int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
+
+/* The summary as a short human table. */
+void um_print_summary_table(FILE *out, const json_t *summary);
+
+#endif

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "fileio.h"
+#include "log.h"
+#include "tracer.h"
+#include "unitmeter.h"
+#include "unitmeter.skel.h"
+
+struct tracer {
+	struct unitmeter_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **unit_links; /* entry and return probe per target */
+	size_t n_unit_links;
+	const struct tracer_config *cfg;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && um_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && um_verbosity < 1)
+		return 0;
+	if (level == LIBBPF_WARN && um_verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* CapEff bits from /proc/self/status: CAP_PERFMON is 38, CAP_BPF 39. */
+static bool has_bpf_caps(void)
+{
+	char *status = um_read_text("/proc/self/status");
+	const char *line = status ? strstr(status, "CapEff:") : NULL;
+	unsigned long long caps = 0;
+
+	if (line)
+		caps = strtoull(line + 7, NULL, 16);
+	free(status);
+	return (caps & (1ULL << 38)) && (caps & (1ULL << 39));
+}
+
+const char *tracer_precheck(void)
+{
+	if (geteuid() != 0 && !has_bpf_caps())
+		return "tracing needs root, or CAP_BPF and CAP_PERFMON: run it with sudo";
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): unitmeter needs "
+		       "a kernel built with CONFIG_DEBUG_INFO_BTF=y";
+	if (access("/sys/kernel/tracing/events/kmem/rss_stat", F_OK) != 0)
+		return "tracefs is not mounted at /sys/kernel/tracing (kmem:rss_stat is read from "
+		       "it): mount it with 'mount -t tracefs nodev /sys/kernel/tracing'";
+	return NULL;
+}
+
+int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
+		 void *ctx)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->cfg = cfg;
+	libbpf_set_print(libbpf_print);
+	t->skel = unitmeter_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		um_err("cannot open the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	if (cfg->ring_bytes)
+		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
+	/* without unit specs the uprobe programs are not even verified: a faster start */
+	if (!cfg->n_targets) {
+		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
+		bpf_program__set_autoload(t->skel->progs.unit_return, false);
+	}
+	err = unitmeter_bpf__load(t->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			um_err("loading the BPF programs was refused (%s): run as root, or with "
+			       "CAP_BPF and CAP_PERFMON", strerror(-err));
+		else
+			um_err("cannot load the BPF programs: %s (run with -vv for the verifier's "
+			       "log)", strerror(-err));
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
+	if (!t->rb) {
+		err = -errno;
+		um_err("cannot set up the ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer__destroy(t);
+	return err;
+}
+
+/* "RssAnon:    1234 kB" from /proc/PID/status, in bytes; 0 when absent. */
+static uint64_t status_kib(const char *status, const char *key)
+{
+	const char *line = strstr(status, key);
+
+	return line ? strtoull(line + strlen(key), NULL, 10) * 1024 : 0;
+}
+
+/* The first field of /proc/PID/task/TID/schedstat: on-CPU time in ns, as se.sum_exec_runtime. */
+static int task_runtime_ns(pid_t pid, pid_t tid, __u64 *ns)
+{
+	char path[64], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	text = um_read_text(path);
+	if (!text)
+		return -errno;
+	*ns = strtoull(text, NULL, 10);
+	free(text);
+	return 0;
+}
+
+static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
+{
+	int fd = bpf_map__fd(t->skel->maps.threads);
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct um_thread th = { .tgid = pid };
+		__u32 tid = strtoul(de->d_name, NULL, 10);
+
+		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
+			continue;
+		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
+			proc->live_threads++;
+			proc->threads_seen++;
+		}
+	}
+	closedir(d);
+	return proc->live_threads ? 0 : -ESRCH;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
+{
+	struct um_proc proc = { .ppid = ppid, .start_ns = monotonic_ns() };
+	__u32 key = pid;
+	int err;
+
+	if (from_exec) {
+		/* the held child is single-threaded until it execs */
+		struct um_thread th = { .tgid = pid };
+
+		proc.flags = UM_PROC_AWAIT_EXEC;
+		proc.live_threads = proc.threads_seen = 1;
+		err = task_runtime_ns(pid, pid, &th.runtime_seen_ns);
+		if (!err)
+			err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &th, BPF_ANY);
+	} else {
+		char path[64], *status;
+		uint64_t rss;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		status = um_read_text(path);
+		if (!status)
+			return -errno;
+		proc.initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
+		proc.initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
+		proc.initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
+		free(status);
+		rss = proc.initial_member_bytes[UM_MM_ANONPAGES] +
+		      proc.initial_member_bytes[UM_MM_FILEPAGES] +
+		      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
+		/* the process's mm is learned on its next RSS change; until then /proc stands in */
+		t->skel->bss->group_rss_bytes += rss;
+		if (rss > t->skel->bss->group_peak_rss_bytes)
+			t->skel->bss->group_peak_rss_bytes = rss;
+		proc.peak_rss_bytes = rss;
+		err = track_existing_threads(t, pid, &proc);
+	}
+	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
+		err = -errno;
+	if (err)
+		um_err("cannot start tracking process %d: %s", pid, strerror(-err));
+	return err;
+}
+
+static int attach_unit_target(struct tracer *t, size_t i)
+{
+	const struct unit_target *target = &t->cfg->targets[i];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = target->symbol, .bpf_cookie = i);
+	struct bpf_link *link;
+	int err;
+
+	for (int ret = 0; ret <= 1; ret++) {
+		opts.retprobe = ret;
+		link = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.unit_return
+							 : t->skel->progs.unit_enter,
+						       -1 /* every process: the BPF side filters */,
+						       target->path, 0, &opts);
+		if (!link) {
+			err = -errno;
+			um_err("cannot attach a %s probe to %s in %s: %s",
+			       ret ? "return" : "entry", target->symbol, target->path, strerror(-err));
+			return err;
+		}
+		t->unit_links[t->n_unit_links++] = link;
+	}
+	return 0;
+}
+
+int tracer__attach(struct tracer *t)
+{
+	int err = unitmeter_bpf__attach(t->skel);
+
+	if (err) {
+		um_err("cannot attach the BPF programs: %s", strerror(-err));
+		return err;
+	}
+	t->unit_links = calloc(2 * t->cfg->n_targets + 1, sizeof(*t->unit_links));
+	if (!t->unit_links)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cfg->n_targets; i++) {
+		err = attach_unit_target(t, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	return ring_buffer__poll(t->rb, timeout_ms);
+}
+
+void tracer__counters(struct tracer *t, struct tracer_counters *c)
+{
+	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
+	c->group_rss_bytes = t->skel->bss->group_rss_bytes;
+	c->lost_records = t->skel->bss->lost_records;
+	c->map_full = t->skel->bss->map_full;
+	c->scope_overflows = t->skel->bss->scope_overflows;
+}
+
+int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
+		       void *ctx)
+{
+	int procs_fd = bpf_map__fd(t->skel->maps.procs);
+	int threads_fd = bpf_map__fd(t->skel->maps.threads);
+	int mms_fd = bpf_map__fd(t->skel->maps.mms);
+	__u32 key, next, *prev = NULL;
+	int n = 0;
+
+	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
+		struct tracer_live_proc live = { .pid = next };
+		__u32 tkey, tnext, *tprev = NULL;
+		struct um_proc proc;
+		struct um_mm mm;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(procs_fd, &key, &proc))
+			continue;
+		live.ppid = proc.ppid;
+		live.cpu_ns = proc.cpu_ns;
+		live.peak_rss_bytes = proc.peak_rss_bytes;
+		live.page_alloc_bytes = proc.page_alloc_bytes;
+		live.output_bytes = proc.output_bytes;
+		live.threads = proc.threads_seen;
+		if (proc.mm_id && bpf_map_lookup_elem(mms_fd, &proc.mm_id, &mm) == 0 &&
+		    mm.peak_rss_bytes > live.peak_rss_bytes)
+			live.peak_rss_bytes = mm.peak_rss_bytes;
+		/* close the slices still running: what the scheduler has charged since the last switch */
+		while (bpf_map_get_next_key(threads_fd, tprev, &tnext) == 0) {
+			struct um_thread th;
+			__u64 runtime;
+
+			tkey = tnext;
+			tprev = &tkey;
+			if (bpf_map_lookup_elem(threads_fd, &tkey, &th) || th.tgid != key)
+				continue;
+			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
+				live.cpu_ns += runtime - th.runtime_seen_ns;
+		}
+		fn(ctx, &live);
+		n++;
+	}
+	return n;
+}
+
+void tracer__destroy(struct tracer *t)
+{
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	for (size_t i = 0; i < t->n_unit_links; i++)
+		bpf_link__destroy(t->unit_links[i]);
+	free(t->unit_links);
+	unitmeter_bpf__destroy(t->skel);
+	free(t);
+}

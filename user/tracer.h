@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side as one handle: open the skeleton, size its maps, load, seed the processes to
+ * track, attach every program (and a uprobe pair per unit target), poll the ring buffer, and
+ * destroy it all on every path.
+ */
+#ifndef UM_TRACER_H
+#define UM_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct tracer;
+
+/* A unit function to probe: an ELF file and a symbol in it, resolved by symbols.c. */
+struct unit_target {
+	const char *path;
+	const char *symbol;
+};
+
+struct tracer_config {
+	size_t ring_bytes; /* power of two, multiple of the page size */
+	const struct unit_target *targets;
+	size_t n_targets;
+};
+
+/* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
+typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
+
+struct tracer_counters {
+	uint64_t group_peak_rss_bytes;
+	int64_t group_rss_bytes;
+	uint64_t lost_records;
+	uint64_t map_full;
+	uint64_t scope_overflows;
+};
+
+/* A tracked process still alive when tracing stops, with its slices closed at that moment. */
+struct tracer_live_proc {
+	pid_t pid;
+	pid_t ppid;
+	uint64_t cpu_ns;
+	uint64_t peak_rss_bytes;
+	uint64_t page_alloc_bytes;
+	uint64_t output_bytes;
+	uint32_t threads;
+};
+
+/* Fails with one line already printed and a negative errno. */
+int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
+		 void *ctx);
+/* Track pid from its next exec (run) or as it is now (attach: RSS and threads read from /proc). */
+int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
+int tracer__attach(struct tracer *t);
+/* Records consumed, or a negative errno; -EINTR when a signal arrived. */
+int tracer__poll(struct tracer *t, int timeout_ms);
+void tracer__counters(struct tracer *t, struct tracer_counters *c);
+/* Visit every tracked process that has not finished; returns how many. */
+int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
+		       void *ctx);
+void tracer__destroy(struct tracer *t);
+
+/* The one-line reason this machine or user cannot trace, or NULL when it can. */
+const char *tracer_precheck(void);
+
+#endif
