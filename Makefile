@@ -41,8 +41,10 @@ BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-TEST_SRCS := $(wildcard tests/test_*.c)
-TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
+# One binary, so Criterion's closing line is the suite's.
+TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c))
 DEMO := $(OUTPUT)/demo/fit_demo
 
@@ -81,11 +83,7 @@ $(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(OUTPUT)/unitmeter.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
 
-$(OUTPUT)/tests/helpers.o: tests/helpers.c | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
-
-$(OUTPUT)/tests/test_%: $(OUTPUT)/tests/test_%.o $(OUTPUT)/tests/helpers.o $(USER_OBJS)
+$(TEST_BIN): $(TEST_OBJS) $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
@@ -116,7 +114,7 @@ tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
 .PHONY: build-test
-build-test: unitmeter $(TEST_BINS) $(WORKLOADS) $(DEMO)
+build-test: unitmeter $(TEST_BIN) $(WORKLOADS) $(DEMO)
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
 # the integration tests which builds to run.
@@ -125,7 +123,7 @@ test: deps tracefs
 	$(MAKE) build-test
 	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
-		tools/run-tests.sh $(TEST_BINS)
+		tools/run-tests.sh $(TEST_BIN)
 
 .PHONY: demo
 demo: deps tracefs

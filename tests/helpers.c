@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "helpers.h"
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : def;
+}
+
+void require_tracing(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("tracing tests need root (run 'sudo make test')");
+	if (access("/sys/kernel/tracing/events/kmem/rss_stat", F_OK))
+		cr_skip_test("tracefs is not mounted at /sys/kernel/tracing ('make test' mounts it)");
+}
+
+const char *workload(const char *name)
+{
+	static __thread char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", env_or("WORKLOADS", ".output/workloads"), name);
+	return path;
+}
+
+const char *unitmeter_bin(void)
+{
+	return env_or("UNITMETER", ".output/unitmeter");
+}
+
+const char *fixture(const char *rel)
+{
+	static __thread char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", env_or("FIXTURES", "tests/fixtures"), rel);
+	return path;
+}
+
+static char *slurp_fd(int fd)
+{
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while (buf && (n = read(fd, buf + len, cap - len - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		len += n;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static json_t *load_jsonl_array(const char *path)
+{
+	json_t *arr = json_array();
+	char line[65536];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return arr;
+	while (fgets(line, sizeof(line), f)) {
+		json_error_t e;
+		json_t *v = json_loads(line, 0, &e);
+
+		cr_assert_not_null(v, "units stream line is not valid JSON: %s (%s)", line, e.text);
+		json_array_append_new(arr, v);
+	}
+	fclose(f);
+	return arr;
+}
+
+/* The last non-empty line of the workload's stdout that parses as a JSON object. */
+static json_t *last_json_line(const char *out)
+{
+	const char *end = out + strlen(out);
+
+	while (end > out) {
+		const char *start = end - 1;
+		json_t *v;
+
+		while (start > out && start[-1] != '\n')
+			start--;
+		v = json_loadb(start, end - start, 0, NULL);
+		if (v && json_is_object(v))
+			return v;
+		json_decref(v);
+		end = start > out ? start - 1 : out;
+	}
+	return NULL;
+}
+
+int um_run(struct um_result *r, bool add_outputs, const char *const *args)
+{
+	const char *argv[64];
+	int out_pipe[2], n = 0, status;
+	char err_path[160];
+	pid_t pid;
+	int errfd;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dir, sizeof(r->dir), "/tmp/um-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(r->dir));
+	chmod(r->dir, 0755);
+	snprintf(r->manifest_path, sizeof(r->manifest_path), "%s/run.json", r->dir);
+	snprintf(r->units_path, sizeof(r->units_path), "%s/run.units.jsonl", r->dir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", r->dir);
+
+	argv[n++] = unitmeter_bin();
+	for (int i = 0; args[i] && n < 50; i++) {
+		/* outputs go right after the subcommand, before the traced command */
+		argv[n++] = args[i];
+		if (i == 0 && add_outputs) {
+			argv[n++] = "-o";
+			argv[n++] = r->manifest_path;
+			argv[n++] = "--units-jsonl";
+			argv[n++] = r->units_path;
+		}
+	}
+	argv[n] = NULL;
+	cr_assert_eq(pipe(out_pipe), 0);
+	errfd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(errfd >= 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(out_pipe[1], 1);
+		dup2(errfd, 2);
+		close(out_pipe[0]);
+		execv(argv[0], (char *const *)argv);
+		_exit(99);
+	}
+	close(out_pipe[1]);
+	close(errfd);
+	r->out = slurp_fd(out_pipe[0]);
+	close(out_pipe[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	errfd = open(err_path, O_RDONLY);
+	r->err = slurp_fd(errfd);
+	close(errfd);
+	r->manifest = json_load_file(r->manifest_path, 0, NULL);
+	r->units = load_jsonl_array(r->units_path);
+	r->truth = last_json_line(r->out);
+	return 0;
+}
+
+void um_result_free(struct um_result *r)
+{
+	char cmd[128];
+
+	json_decref(r->manifest);
+	json_decref(r->units);
+	json_decref(r->truth);
+	free(r->out);
+	free(r->err);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
+	if (r->dir[0] && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", r->dir);
+}
+
+json_t *jget(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	cr_assert_not_null(v, "no key \"%s\"", key);
+	return v;
+}
+
+double jnum(const json_t *obj, const char *key)
+{
+	json_t *v = jget(obj, key);
+
+	cr_assert(json_is_number(v), "\"%s\" is not a number", key);
+	return json_number_value(v);
+}
+
+json_t *proc_record(const json_t *manifest, long pid)
+{
+	json_t *table = jget(jget(manifest, "run"), "per_process"), *p;
+	size_t i;
+
+	json_array_foreach(table, i, p)
+		if (json_integer_value(json_object_get(p, "pid")) == pid)
+			return p;
+	cr_assert_fail("no per_process record for pid %ld", pid);
+	return NULL;
+}
+
+bool within(double value, double truth, double rel, double abs)
+{
+	double tol = fmax(rel * fabs(truth), abs);
+
+	return fabs(value - truth) <= tol;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Test helpers: run the real unitmeter binary on a real workload and collect what both said:
+ * the manifest, the units stream, the workload's own truth (its stdout) and unitmeter's stderr.
+ */
+#ifndef UM_TEST_HELPERS_H
+#define UM_TEST_HELPERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct um_result {
+	int status;          /* unitmeter's exit status (128+sig when killed) */
+	char dir[64];        /* private temp dir of this run */
+	char manifest_path[128];
+	char units_path[128];
+	json_t *manifest;    /* NULL when none was written */
+	json_t *units;       /* array, from the JSONL stream */
+	json_t *truth;       /* the workload's last stdout line, parsed; NULL if none */
+	char *out;           /* the workload's whole stdout */
+	char *err;           /* unitmeter's and the workload's stderr */
+};
+
+/* Skip unless this test can load BPF programs (root, tracefs). */
+void require_tracing(void);
+/* Path of a built workload, the unitmeter binary, a fixture. */
+const char *workload(const char *name);
+const char *unitmeter_bin(void);
+const char *fixture(const char *rel);
+
+/*
+ * Run `unitmeter <args...> -o DIR/run.json --units-jsonl DIR/run.units.jsonl` when
+ * add_outputs, else exactly args; NULL-terminated. Returns 0 when it ran.
+ */
+int um_run(struct um_result *r, bool add_outputs, const char *const *args);
+void um_result_free(struct um_result *r);
+
+/* Figures out of JSON, failing the test when the key is missing. */
+double jnum(const json_t *obj, const char *key);
+json_t *jget(const json_t *obj, const char *key);
+/* The per_process record of pid in a manifest. */
+json_t *proc_record(const json_t *manifest, long pid);
+
+/* |a-b| <= max(rel*|truth|, abs) */
+bool within(double value, double truth, double rel, double abs);
+
+#define MIB_F (1024.0 * 1024.0)
+
+#endif

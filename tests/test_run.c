@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `unitmeter run` on the ground-truth workloads: whole-group figures against what the workloads
+ * measured of themselves (VmRSS, CPU clocks, file sizes).
+ */
+#include <criterion/criterion.h>
+#include <pwd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "helpers.h"
+
+TestSuite(run, .init = require_tracing, .timeout = 60);
+
+Test(run, spike_held_2ms_is_the_group_peak)
+{
+	struct um_result r;
+	const char *args[] = { "run", workload("spike"), "--mib", "96", "--hold-ms", "2",
+			       "--repeat", "3", NULL };
+	double peak, truth;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth, "the workload printed no truth: %s", r.out);
+	peak = jnum(jget(r.manifest, "run"), "peak_rss_bytes");
+	truth = jnum(r.truth, "peak_rss_bytes");
+	cr_expect(within(peak, truth, 0.01, MIB_F), "group peak %.0f, truth %.0f", peak, truth);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
+	um_result_free(&r);
+}
+
+/* Children hold memory at the same time; the parent's pages are inherited by each child. */
+Test(run, forked_children_counted_from_their_first_page)
+{
+	struct um_result r;
+	const char *args[] = { "run", workload("forker"), "--parent-mib", "64", "--children", "3",
+			       "--child-mib", "32", "--cpu-ms", "300", NULL };
+	json_t *children, *child;
+	size_t i;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	cr_expect(within(jnum(jget(r.manifest, "run"), "peak_rss_bytes"),
+			 jnum(r.truth, "group_peak_truth_bytes"), 0.01, MIB_F),
+		  "group peak %.0f, truth %.0f", jnum(jget(r.manifest, "run"), "peak_rss_bytes"),
+		  jnum(r.truth, "group_peak_truth_bytes"));
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 4);
+	children = jget(r.truth, "children");
+	cr_assert_eq(json_array_size(children), 3);
+	json_array_foreach(children, i, child) {
+		json_t *rec = proc_record(r.manifest, (long)jnum(child, "pid"));
+		double peak = jnum(rec, "peak_rss_bytes"), hold = jnum(child, "rss_at_hold_bytes");
+		double cpu = jnum(rec, "cpu_s"), cpu_truth = jnum(child, "cpu_ns") / 1e9;
+
+		cr_expect(within(peak, hold, 0.01, MIB_F), "child %d peak %.0f, its own RSS %.0f",
+			  (int)jnum(child, "pid"), peak, hold);
+		/* after the truth was read the child only formats a line and exits: 5 ms at most */
+		cr_expect(cpu >= cpu_truth && within(cpu, cpu_truth, 0.02, 0.005),
+			  "child cpu %.4f s, its clock %.4f s", cpu, cpu_truth);
+	}
+	um_result_free(&r);
+}
+
+/* A child that allocates nothing after fork: its whole RSS is what fork gave it. */
+Test(run, child_rss_at_fork_matches_its_own_reading)
+{
+	struct um_result r;
+	const char *args[] = { "run", workload("forker"), "--parent-mib", "128", "--children", "2",
+			       "--child-mib", "0", "--cpu-ms", "10", NULL };
+	json_t *child;
+	size_t i;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth);
+	json_array_foreach(jget(r.truth, "children"), i, child) {
+		double peak = jnum(proc_record(r.manifest, (long)jnum(child, "pid")), "peak_rss_bytes");
+		double at_fork = jnum(child, "rss_at_fork_bytes");
+
+		cr_expect(within(peak, at_fork, 0.01, MIB_F), "child peak %.0f, RSS it read after fork %.0f",
+			  peak, at_fork);
+	}
+	um_result_free(&r);
+}
+
+Test(run, cpu_of_threads_matches_their_clocks)
+{
+	struct um_result r;
+	const char *args[] = { "run", workload("threads"), "--threads", "3", "--cpu-ms", "500", NULL };
+	double cpu, truth;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth);
+	cpu = jnum(jget(r.manifest, "run"), "cpu_s");
+	truth = jnum(r.truth, "process_cpu_ns") / 1e9;
+	cr_expect(within(cpu, truth, 0.02, 0), "cpu_s %.4f, CLOCK_PROCESS_CPUTIME_ID %.4f", cpu, truth);
+	cr_expect(cpu >= jnum(r.truth, "threads_cpu_ns") / 1e9);
+	/* the main thread and three workers */
+	cr_expect_eq(jnum(json_array_get(jget(jget(r.manifest, "run"), "per_process"), 0), "threads"), 4);
+	um_result_free(&r);
+}
+
+Test(run, output_bytes_are_the_file_size)
+{
+	struct um_result r;
+	char file[160];
+	const char *args[] = { "run", workload("writer"), "--bytes", "3000017", "--file", file, NULL };
+
+	snprintf(file, sizeof(file), "/tmp/um-writer-%d.out", getpid());
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth);
+	/* stdout (a pipe here) and /dev/null are written too, and must not count */
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "output_bytes"), jnum(r.truth, "file_size"));
+	cr_expect_eq(jnum(r.truth, "file_size"), 3000017);
+	unlink(file);
+	um_result_free(&r);
+}
+
+Test(run, exit_status_passes_through)
+{
+	struct um_result r;
+	const char *args[] = { "run", "/bin/sh", "-c", "exit 7", NULL };
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 7, "status %d: %s", r.status, r.err);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_status"), 7);
+	cr_expect(json_is_null(jget(jget(r.manifest, "run"), "exit_signal")));
+	um_result_free(&r);
+}
+
+Test(run, killed_command_reports_its_signal)
+{
+	struct um_result r;
+	const char *args[] = { "run", "/bin/sh", "-c", "kill -TERM $$", NULL };
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_signal"), SIGTERM);
+	um_result_free(&r);
+}
+
+Test(run, shell_pipeline_counts_every_process)
+{
+	struct um_result r;
+	/* sh, two children of the pipeline, and one grandchild through a subshell */
+	const char *args[] = { "run", "/bin/sh", "-c", "/bin/true | /bin/cat; (/bin/true)", NULL };
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_expect_geq(jnum(jget(r.manifest, "run"), "processes"), 4);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
+	um_result_free(&r);
+}
+
+Test(run, missing_command_exits_127_with_one_line)
+{
+	struct um_result r;
+	const char *args[] = { "run", "no-such-command-unitmeter", NULL };
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 127);
+	cr_expect_not_null(strstr(r.err, "command not found: no-such-command-unitmeter"), "%s", r.err);
+	cr_expect_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "more than one line: %s", r.err);
+	cr_expect_null(r.manifest);
+	um_result_free(&r);
+}
+
+/* Without root or CAP_BPF+CAP_PERFMON: one line that says so, exit 2, nothing started. */
+Test(run, unprivileged_user_is_told_what_is_needed)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	int pipefd[2], status;
+	char buf[1024] = "";
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_not_null(nobody);
+	cr_assert_eq(pipe(pipefd), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 2);
+		if (chdir("/tmp") || setgid(nobody->pw_gid) || setuid(nobody->pw_uid))
+			_exit(98);
+		execl(unitmeter_bin(), "unitmeter", "run", "/bin/true", (char *)NULL);
+		_exit(99);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	waitpid(pid, &status, 0);
+	cr_expect_eq(WEXITSTATUS(status), 2, "status %d: %s", WEXITSTATUS(status), buf);
+	cr_expect_not_null(strstr(buf, "root, or CAP_BPF and CAP_PERFMON"), "%s", buf);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The seed's summarise(): expected values were computed outside unitmeter, with numpy's
+ * percentile (linear interpolation) and Python's round() on the same numbers.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+#include "helpers.h"
+#include "summary.h"
+
+Test(summary, percentile_by_linear_interpolation)
+{
+	double a[] = { 4, 1, 3, 2 }, one[] = { 5 }, c[] = { 10, 0, 5 };
+
+	cr_expect_float_eq(um_percentile(a, 4, 50), 2.5, 1e-12);
+	cr_expect_float_eq(um_percentile(a, 4, 90), 3.7, 1e-12);
+	cr_expect_float_eq(um_percentile(a, 4, 100), 4.0, 1e-12);
+	cr_expect_float_eq(um_percentile(a, 4, 0), 1.0, 1e-12);
+	cr_expect_float_eq(um_percentile(one, 1, 90), 5.0, 1e-12);
+	cr_expect_float_eq(um_percentile(c, 3, 90), 9.0, 1e-12);
+	cr_expect_float_eq(um_percentile(NULL, 0, 50), 0.0, 1e-12);
+}
+
+Test(summary, round_as_python_does)
+{
+	cr_expect_eq(um_round(2.675, 2), 2.67, "2.675 is 2.67499... in binary");
+	cr_expect_eq(um_round(0.125, 2), 0.12, "an exact tie goes to even");
+	cr_expect_eq(um_round(0.98765, 4), 0.9877);
+}
+
+static json_t *summarise_file(const char *rel)
+{
+	json_t *units = json_array(), *s;
+	char err[256];
+
+	cr_assert_eq(um_load_units(fixture(rel), units, err, sizeof(err)), 0, "%s", err);
+	s = um_summarise(units);
+	json_decref(units);
+	return s;
+}
+
+Test(summary, manifest_matches_numpy)
+{
+	json_t *s = summarise_file("summary/a.json");
+
+	cr_expect_eq(jnum(s, "n_units"), 5);
+	cr_expect_eq(jnum(s, "total_wall_s"), 20.0);
+	cr_expect_eq(jnum(s, "total_cpu_s"), 17.0);
+	cr_expect_eq(jnum(s, "wall_s_median"), 3.0);
+	cr_expect_eq(jnum(s, "wall_s_p90"), 7.6);
+	cr_expect_eq(jnum(s, "wall_s_max"), 10.0);
+	cr_expect_eq(jnum(s, "peak_rss_bytes_median"), 300);
+	cr_expect_eq(jnum(s, "peak_rss_bytes_max"), 500);
+	cr_expect_eq(jnum(s, "cpu_utilisation_mean"), 1.0);
+	cr_expect_eq(jnum(s, "total_output_bytes"), 35, "nulls are skipped, as in the seed");
+	cr_expect_eq(json_object_size(s), 10, "exactly the seed's keys");
+	json_decref(s);
+}
+
+/* Two streams of one job array, merged: the summary of all eight units. */
+Test(summary, streams_merge_and_match_numpy)
+{
+	json_t *units = json_array(), *s;
+	char err[256];
+
+	cr_assert_eq(um_load_units(fixture("summary/b.units.jsonl"), units, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(um_load_units(fixture("summary/b2.units.jsonl"), units, err, sizeof(err)), 0, "%s", err);
+	s = um_summarise(units);
+	cr_expect_eq(jnum(s, "n_units"), 8);
+	cr_expect_eq(jnum(s, "total_wall_s"), 3.405);
+	cr_expect_eq(jnum(s, "total_cpu_s"), 4.6);
+	cr_expect_eq(jnum(s, "wall_s_median"), 0.3665);
+	cr_expect_eq(jnum(s, "wall_s_p90"), 0.7863);
+	cr_expect_eq(jnum(s, "wall_s_max"), 0.9877);
+	cr_expect_eq(jnum(s, "peak_rss_bytes_median"), 1024288);
+	cr_expect_eq(jnum(s, "peak_rss_bytes_max"), 3145728);
+	cr_expect_eq(jnum(s, "cpu_utilisation_mean"), 1.167);
+	cr_expect(json_is_null(jget(s, "total_output_bytes")), "no unit recorded output: null");
+	json_decref(s);
+	json_decref(units);
+}
+
+Test(summary, empty_is_n_units_zero)
+{
+	json_t *units = json_array(), *s = um_summarise(units);
+
+	cr_expect_eq(json_object_size(s), 1);
+	cr_expect_eq(jnum(s, "n_units"), 0);
+	json_decref(s);
+	json_decref(units);
+}
+
+Test(summary, truncated_stream_names_file_and_line)
+{
+	json_t *units = json_array();
+	char err[512];
+
+	cr_expect_eq(um_load_units(fixture("summary/truncated.units.jsonl"), units, err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "truncated.units.jsonl:2:"), "%s", err);
+	json_decref(units);
+}
+
+Test(summary, unit_without_numbers_is_refused)
+{
+	json_t *units = json_array();
+	char err[512];
+
+	cr_expect_eq(um_load_units(fixture("summary/badunit.json"), units, err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "units[0]: a unit has no number \"cpu_s\""), "%s", err);
+	cr_expect_eq(um_load_units("/nonexistent/x.json", units, err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "cannot read /nonexistent/x.json"), "%s", err);
+	json_decref(units);
+}
+
+/* The command: JSON on stdout, exit 2 and one line on malformed input. */
+Test(summary, command_prints_json_and_refuses_bad_input)
+{
+	struct um_result r;
+	const char *ok[] = { "summary", "--json", NULL, NULL };
+	const char *bad[] = { "summary", NULL, NULL };
+	json_t *s;
+
+	ok[2] = fixture("summary/a.json");
+	um_run(&r, false, ok);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	cr_expect_eq(jnum(s, "wall_s_p90"), 7.6);
+	json_decref(s);
+	um_result_free(&r);
+
+	bad[1] = fixture("summary/truncated.units.jsonl");
+	um_run(&r, false, bad);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "truncated.units.jsonl:2:"), "%s", r.err);
+	um_result_free(&r);
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Units delimited by uprobes on fit_unit(): each unit's figures against what the unit measured
+ * of itself (bytes touched, thread CPU clocks, pids), and the stream's survival.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+TestSuite(units, .init = require_tracing, .timeout = 60);
+
+static json_t *run_units(struct um_result *r, const char *const *mode_args)
+{
+	const char *args[32] = { "run", "--unit", "fit_unit", workload("units") };
+	int n = 4;
+
+	for (int i = 0; mode_args[i] && n < 31; i++)
+		args[n++] = mode_args[i];
+	args[n] = NULL;
+	um_run(r, true, args);
+	cr_assert_not_null(r->manifest, "no manifest (status %d): %s", r->status, r->err);
+	return jget(r->manifest, "units");
+}
+
+Test(units, spike_sizes_each_within_a_mebibyte)
+{
+	static const double sizes_mib[] = { 16, 48, 32, 80, 8 };
+	const char *mode[] = { "--mode", "spikes", "--sizes", "16,48,32,80,8", "--hold-ms", "1", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u;
+	size_t i;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(units), 5, "units: %zu\n%s", json_array_size(units), r.err);
+	json_array_foreach(units, i, u) {
+		double delta = jnum(u, "peak_rss_delta_bytes"), truth = sizes_mib[i] * MIB_F;
+
+		cr_expect(within(delta, truth, 0.01, MIB_F), "unit %zu: peak delta %.0f, touched %.0f",
+			  i, delta, truth);
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+		cr_expect_str_eq(json_string_value(jget(u, "spec")), "fit_unit");
+		cr_expect_eq(jnum(u, "index"), i);
+	}
+	/* the seed's keys and ours, every one present */
+	{
+		static const char *keys[] = { "wall_s", "cpu_s", "cpu_utilisation", "peak_rss_bytes",
+			"peak_rss_delta_bytes", "start_rss_bytes", "n_samples", "output_bytes", "index",
+			"spec", "pid", "start_ns", "page_alloc_bytes", "processes", "threads", "status" };
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			jget(json_array_get(units, 0), keys[k]);
+	}
+	um_result_free(&r);
+}
+
+Test(units, cpu_within_2_percent_of_thread_clocks)
+{
+	const char *mode[] = { "--mode", "cpu", "--units", "3", "--cpu-ms", "250", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u, *truth;
+	size_t i;
+
+	cr_assert_eq(json_array_size(units), 3, "%s", r.err);
+	truth = jget(r.truth, "units");
+	json_array_foreach(units, i, u) {
+		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
+
+		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clock %.4f s", i, cpu, clock);
+	}
+	um_result_free(&r);
+}
+
+Test(units, multithreaded_unit_counts_every_thread)
+{
+	const char *mode[] = { "--mode", "cpu", "--units", "2", "--cpu-ms", "300", "--threads", "3", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u, *truth;
+	size_t i;
+
+	cr_assert_eq(json_array_size(units), 2, "%s", r.err);
+	truth = jget(r.truth, "units");
+	json_array_foreach(units, i, u) {
+		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
+
+		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clocks %.4f s", i, cpu, clock);
+		cr_expect_eq(jnum(u, "threads"), 3);
+		cr_expect_gt(jnum(u, "cpu_utilisation"), 1.2, "three threads on two cores");
+	}
+	um_result_free(&r);
+}
+
+Test(units, recursion_counts_once)
+{
+	const char *mode[] = { "--mode", "recursion", "--units", "4", "--depth", "6", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode);
+
+	cr_expect_eq(json_array_size(units), 4, "4 outermost calls, each 7 deep: %zu units",
+		     json_array_size(units));
+	um_result_free(&r);
+}
+
+/* The child forked inside the unit belongs to it: its memory and its CPU. */
+Test(units, forked_child_joins_the_unit)
+{
+	const char *mode[] = { "--mode", "fork", "--child-mib", "48", "--cpu-ms", "300", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u, *t;
+	double cpu_truth;
+
+	cr_assert_eq(json_array_size(units), 1, "%s", r.err);
+	u = json_array_get(units, 0);
+	t = json_array_get(jget(r.truth, "units"), 0);
+	cr_expect_eq(jnum(u, "processes"), 2);
+	/* the parent holds still; the scope grows by the child's whole RSS */
+	cr_expect(within(jnum(u, "peak_rss_delta_bytes"), jnum(t, "child_rss_hold"), 0.01, MIB_F),
+		  "peak delta %.0f, child's own RSS %.0f", jnum(u, "peak_rss_delta_bytes"),
+		  jnum(t, "child_rss_hold"));
+	cpu_truth = (jnum(t, "cpu_ns") + jnum(t, "child_cpu_ns")) / 1e9;
+	cr_expect(within(jnum(u, "cpu_s"), cpu_truth, 0.02, 0), "cpu %.4f, parent+child clocks %.4f",
+		  jnum(u, "cpu_s"), cpu_truth);
+	um_result_free(&r);
+}
+
+static void expect_last_incomplete(const char *how, int expected_status, int nunits)
+{
+	const char *mode[] = { "--mode", how, NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode);
+
+	cr_expect_eq(r.status, expected_status, "status %d: %s", r.status, r.err);
+	cr_assert_eq(json_array_size(units), (size_t)nunits, "%s", r.err);
+	for (int i = 0; i < nunits; i++)
+		cr_expect_str_eq(json_string_value(jget(json_array_get(units, i), "status")),
+				 i == nunits - 1 ? "incomplete" : "complete", "unit %d", i);
+	/* the stream has the same units, the incomplete one included */
+	cr_expect_eq(json_array_size(r.units), (size_t)nunits);
+	um_result_free(&r);
+}
+
+Test(units, exit_inside_a_unit_is_incomplete)
+{
+	expect_last_incomplete("exit", 3, 3);
+}
+
+Test(units, sigkill_inside_a_unit_is_incomplete)
+{
+	expect_last_incomplete("kill", 128 + SIGKILL, 2);
+}
+
+/* Two workers at the same time: each unit's memory and CPU are its own process's only. */
+Test(units, concurrent_workers_measured_apart)
+{
+	const char *mode[] = { "--mode", "workers", "--workers", "2", "--units", "3", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *truth, *u, *t;
+	size_t i, j;
+
+	cr_assert_eq(json_array_size(units), 6, "%s", r.err);
+	truth = jget(r.truth, "units");
+	cr_assert_eq(json_array_size(truth), 6);
+	/* match the k-th unit of each pid in both lists */
+	json_array_foreach(truth, i, t) {
+		long pid = (long)jnum(t, "pid");
+		size_t k = 0, seen = 0;
+
+		for (j = 0; j < i; j++)
+			k += (long)jnum(json_array_get(truth, j), "pid") == pid;
+		json_array_foreach(units, j, u) {
+			if ((long)jnum(u, "pid") != pid || seen++ != k)
+				continue;
+			cr_expect(within(jnum(u, "peak_rss_delta_bytes"), jnum(t, "bytes"), 0.01, MIB_F),
+				  "pid %ld unit %zu: peak delta %.0f, touched %.0f", pid, k,
+				  jnum(u, "peak_rss_delta_bytes"), jnum(t, "bytes"));
+			cr_expect(within(jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9, 0.05, 0),
+				  "pid %ld unit %zu: cpu %.4f, clock %.4f", pid, k, jnum(u, "cpu_s"),
+				  jnum(t, "cpu_ns") / 1e9);
+			break;
+		}
+		cr_expect_eq(seen > k, true, "no unit %zu for pid %ld", k, pid);
+	}
+	um_result_free(&r);
+}
+
+static size_t count_lines(const char *path, bool require_json)
+{
+	char line[65536];
+	size_t n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (require_json) {
+			json_t *v = json_loads(line, 0, NULL);
+
+			cr_assert_not_null(v, "a line of the stream is not complete JSON: %s", line);
+			json_decref(v);
+			cr_assert_eq(line[strlen(line) - 1], '\n', "a partial last line");
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* kill -9 of unitmeter mid-run: every finished unit is in the stream, every line complete. */
+Test(units, stream_survives_sigkill_of_unitmeter)
+{
+	char dir[] = "/tmp/um-kill-XXXXXX", manifest[96], stream[96];
+	pid_t pid;
+	size_t lines = 0;
+	json_t *first;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(manifest, sizeof(manifest), "%s/run.json", dir);
+	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", dir);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(unitmeter_bin(), "unitmeter", "run", "-q", "--unit", "fit_unit", "-o", manifest,
+		      workload("units"), "--mode", "slow", "--units", "100", "--sleep-ms", "20", (char *)NULL);
+		_exit(99);
+	}
+	for (int i = 0; i < 200 && lines < 3; i++) {
+		sleep_ms(50);
+		lines = count_lines(stream, false);
+	}
+	cr_assert_geq(lines, 3, "no units streamed within 10 s");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	lines = count_lines(stream, true);
+	cr_expect_geq(lines, 3);
+	/* the workload lives on untraced: end it */
+	{
+		FILE *f = fopen(stream, "r");
+		char line[4096];
+
+		if (f && fgets(line, sizeof(line), f)) {
+			first = json_loads(line, 0, NULL);
+			kill((pid_t)jnum(first, "pid"), SIGKILL);
+			json_decref(first);
+		}
+		if (f)
+			fclose(f);
+	}
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		cr_expect_eq(system(cmd), 0);
+	}
+}
+
+/* attach to a workload already running: the units that start after attach are found. */
+Test(units, attach_finds_units_after_attach)
+{
+	int out[2];
+	pid_t target;
+	char buf[64] = "", pidtext[16];
+	struct um_result r;
+	const char *args[] = { "attach", "-p", pidtext, "--unit", "fit_unit", "--duration", "3", NULL };
+	json_t *units, *u;
+	size_t i;
+
+	cr_assert_eq(pipe(out), 0);
+	target = fork();
+	if (target == 0) {
+		dup2(out[1], 1);
+		execl(workload("units"), "units", "--mode", "slow", "--units", "1000", "--sleep-ms", "50",
+		      (char *)NULL);
+		_exit(99);
+	}
+	close(out[1]);
+	cr_assert_gt(read(out[0], buf, sizeof(buf) - 1), 0);
+	cr_assert_not_null(strstr(buf, "ready"));
+	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	um_run(&r, true, args);
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+	close(out[0]);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	units = jget(r.manifest, "units");
+	cr_expect_geq(json_array_size(units), 5, "3 s of 70 ms units: %zu", json_array_size(units));
+	json_array_foreach(units, i, u) {
+		cr_expect_eq(jnum(u, "pid"), target);
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+		cr_expect(within(jnum(u, "peak_rss_delta_bytes"), 8 * MIB_F, 0.01, MIB_F),
+			  "unit %zu: delta %.0f", i, jnum(u, "peak_rss_delta_bytes"));
+	}
+	cr_expect_str_eq(json_string_value(jget(proc_record(r.manifest, target), "status")),
+			 "running");
+	um_result_free(&r);
+}

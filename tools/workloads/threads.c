@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * threads: --threads T threads, each burning --cpu-ms of CPU. Truth: each thread's
+ * CLOCK_THREAD_CPUTIME_ID and the process's CLOCK_PROCESS_CPUTIME_ID at the very end.
+ */
+#include <pthread.h>
+#include "truth.h"
+
+static long cpu_ms;
+
+static void *worker(void *arg)
+{
+	*(uint64_t *)arg = burn_cpu_ns(cpu_ms * 1000000ULL);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long n = arg_long(argc, argv, "--threads", 4);
+	pthread_t tids[64];
+	uint64_t used[64], sum = 0;
+
+	cpu_ms = arg_long(argc, argv, "--cpu-ms", 300);
+	if (n < 1 || n > 64)
+		return 2;
+	for (long i = 0; i < n; i++)
+		pthread_create(&tids[i], NULL, worker, &used[i]);
+	for (long i = 0; i < n; i++) {
+		pthread_join(tids[i], NULL);
+		sum += used[i];
+	}
+	printf("{\"threads\": %ld, \"threads_cpu_ns\": %llu, \"process_cpu_ns\": %llu}\n", n,
+	       (unsigned long long)sum, (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+	return 0;
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * units: calls of fit_unit() with known costs, one --mode per property of the unit model.
+ * Each unit's truth (bytes touched, thread CPU clocks, pids) is printed as JSON:
+ * {"units": [...]} on the last line of stdout, or one line per unit with --stream.
+ *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps
+ *   cpu       --units N --cpu-ms C [--threads T]  CPU-bound units, T threads each
+ *   recursion --units N --depth D  fit_unit calls itself D times
+ *   fork      --child-mib M --cpu-ms C  the unit forks a child that holds M MiB and burns C ms
+ *   exit      two units, then one that calls exit(3) inside the unit
+ *   kill      one unit, then one that SIGKILLs its own process inside the unit
+ *   workers   --workers W --units N  W forked workers run units at the same time
+ *   slow      --units N --sleep-ms S  small units with pauses (for attach); prints "ready"
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "truth.h"
+
+struct job {
+	long mib;
+	long hold_ms;
+	long cpu_ms;
+	long threads;
+	long depth;
+	long child_mib;
+	int exit_inside, kill_inside;
+	/* truth, filled by the unit */
+	uint64_t cpu_ns;
+	long long rss_before, rss_hold;
+	pid_t child;
+	uint64_t child_cpu_ns;
+	long long child_rss_hold;
+};
+
+static void *burn_thread(void *arg)
+{
+	struct job *j = arg;
+
+	return (void *)(uintptr_t)burn_cpu_ns(j->cpu_ms * 1000000ULL);
+}
+
+__attribute__((noinline, used)) void fit_unit(struct job *j)
+{
+	if (j->depth > 0) {
+		j->depth--;
+		fit_unit(j);
+		return;
+	}
+	uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	j->rss_before = self_rss_bytes();
+	if (j->mib > 0) {
+		char *p = touch_anon(j->mib * MIB);
+
+		j->rss_hold = self_rss_bytes();
+		sleep_ms(j->hold_ms);
+		munmap(p, j->mib * MIB);
+	}
+	if (j->cpu_ms > 0) {
+		pthread_t tids[16];
+		long extra = j->threads > 1 ? (j->threads - 1 < 16 ? j->threads - 1 : 16) : 0;
+
+		for (long i = 0; i < extra; i++)
+			pthread_create(&tids[i], NULL, burn_thread, j);
+		burn_cpu_ns(j->cpu_ms * 1000000ULL);
+		for (long i = 0; i < extra; i++) {
+			void *used;
+
+			pthread_join(tids[i], &used);
+			j->cpu_ns += (uintptr_t)used;
+		}
+	}
+	/* this thread's clock over the whole unit, plus the helper threads' (counted above) */
+	j->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	if (j->child_mib > 0) {
+		int fds[2];
+
+		if (pipe(fds))
+			exit(1);
+		j->child = fork();
+		if (j->child == 0) {
+			uint64_t figures[2];
+
+			touch_anon(j->child_mib * MIB);
+			figures[1] = (uint64_t)self_rss_bytes();
+			burn_cpu_ns(j->cpu_ms * 1000000ULL);
+			figures[0] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+			if (write(fds[1], figures, sizeof(figures)) != sizeof(figures))
+				_exit(1);
+			_exit(0);
+		} else {
+			uint64_t figures[2] = { 0, 0 };
+
+			if (read(fds[0], figures, sizeof(figures)) != sizeof(figures))
+				exit(1);
+			waitpid(j->child, NULL, 0);
+			j->child_cpu_ns = figures[0];
+			j->child_rss_hold = (long long)figures[1];
+			close(fds[0]);
+			close(fds[1]);
+		}
+	}
+	if (j->exit_inside) {
+		fflush(stdout);
+		exit(3);
+	}
+	if (j->kill_inside) {
+		fflush(stdout);
+		kill(getpid(), SIGKILL);
+	}
+}
+
+static void print_unit(int first, const struct job *j)
+{
+	printf("%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
+	       "\"cpu_ns\": %llu, \"child\": %d, \"child_cpu_ns\": %llu, \"child_rss_hold\": %lld}",
+	       first ? "" : ", ", getpid(), j->mib * (long)MIB, j->rss_before, j->rss_hold,
+	       (unsigned long long)j->cpu_ns, j->child, (unsigned long long)j->child_cpu_ns,
+	       j->child_rss_hold);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = arg_str(argc, argv, "--mode", "spikes");
+	long n = arg_long(argc, argv, "--units", 3);
+	struct job base = {
+		.hold_ms = arg_long(argc, argv, "--hold-ms", 1),
+		.cpu_ms = arg_long(argc, argv, "--cpu-ms", 0),
+		.threads = arg_long(argc, argv, "--threads", 1),
+		.child_mib = 0,
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "spikes")) {
+		char sizes[256];
+		int first = 1;
+
+		snprintf(sizes, sizeof(sizes), "%s", arg_str(argc, argv, "--sizes", "16,48,32"));
+		printf("{\"units\": [");
+		for (char *s = strtok(sizes, ","); s; s = strtok(NULL, ",")) {
+			struct job j = base;
+
+			j.mib = atol(s);
+			fit_unit(&j);
+			print_unit(first, &j);
+			first = 0;
+		}
+		printf("]}\n");
+	} else if (!strcmp(mode, "cpu") || !strcmp(mode, "recursion")) {
+		printf("{\"units\": [");
+		for (long i = 0; i < n; i++) {
+			struct job j = base;
+
+			j.depth = arg_long(argc, argv, "--depth", 0);
+			fit_unit(&j);
+			print_unit(i == 0, &j);
+		}
+		printf("]}\n");
+	} else if (!strcmp(mode, "fork")) {
+		struct job j = base;
+
+		j.child_mib = arg_long(argc, argv, "--child-mib", 40);
+		printf("{\"units\": [");
+		fit_unit(&j);
+		print_unit(1, &j);
+		printf("]}\n");
+	} else if (!strcmp(mode, "exit") || !strcmp(mode, "kill")) {
+		long before = !strcmp(mode, "exit") ? 2 : 1;
+
+		for (long i = 0; i <= before; i++) {
+			struct job j = base;
+
+			j.cpu_ms = 20;
+			j.exit_inside = i == before && !strcmp(mode, "exit");
+			j.kill_inside = i == before && !strcmp(mode, "kill");
+			fit_unit(&j);
+		}
+	} else if (!strcmp(mode, "workers")) {
+		long workers = arg_long(argc, argv, "--workers", 2);
+		int results[2];
+
+		if (pipe(results))
+			return 1;
+		for (long w = 0; w < workers; w++) {
+			if (fork() == 0) {
+				char line[4096];
+				FILE *out = fmemopen(line, sizeof(line), "w");
+
+				/* each worker's units differ, so a mix-up between workers shows */
+				for (long i = 0; i < n; i++) {
+					struct job j = base;
+
+					j.mib = 24 * (w + 1);
+					j.hold_ms = 30;
+					j.cpu_ms = 150 * (w + 1);
+					fit_unit(&j);
+					fprintf(out, "%s{\"pid\": %d, \"bytes\": %ld, \"cpu_ns\": %llu}",
+						i ? ", " : "", getpid(), j.mib * (long)MIB,
+						(unsigned long long)j.cpu_ns);
+				}
+				fputc('\n', out);
+				fclose(out);
+				if (write(results[1], line, strlen(line)) < 0)
+					_exit(1);
+				_exit(0);
+			}
+		}
+		close(results[1]);
+		while (wait(NULL) > 0)
+			;
+		{
+			char buf[65536];
+			ssize_t got = 0, r;
+
+			while ((r = read(results[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+				got += r;
+			buf[got] = '\0';
+			for (char *p = buf; (p = strchr(p, '\n'));)
+				*p = (p[1] ? ',' : ' ');
+			printf("{\"units\": [%s]}\n", buf);
+		}
+	} else if (!strcmp(mode, "slow")) {
+		long pause = arg_long(argc, argv, "--sleep-ms", 100);
+
+		printf("ready %d\n", getpid());
+		for (long i = 0; i < n; i++) {
+			struct job j = base;
+
+			j.mib = 8;
+			j.cpu_ms = 20;
+			fit_unit(&j);
+			printf("{\"unit\": %ld}\n", i);
+			sleep_ms(pause);
+		}
+	} else {
+		fprintf(stderr, "units: unknown --mode %s\n", mode);
+		return 2;
+	}
+	return 0;
+}
