@@ -203,7 +203,7 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp run_argp = {
-	run_options, parse_trace_opt, "[OPTION...] -- CMD [ARG...]",
+	run_options, parse_trace_opt, "-- CMD [ARG...]",
 	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
 	"CPU slice, and each call of the --unit functions as one unit. Exit status is CMD's own; "
 	"unitmeter's own failures exit 2.\v"
@@ -218,7 +218,7 @@ static const struct argp run_argp = {
 };
 
 static const struct argp attach_argp = {
-	attach_options, parse_trace_opt, "-p PID [OPTION...]",
+	attach_options, parse_trace_opt, "-p PID",
 	"Trace a running process and the processes it forks from now on, until it exits, the "
 	"duration ends, or Ctrl-C. Units already open when tracing starts are not reported.\v"
 	"EXAMPLES:\n"

@@ -50,6 +50,7 @@ static int cmd_summary(const struct um_options *o)
 	summary = um_summarise(units);
 	json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
 	fputc('\n', stdout);
+	fflush(stdout);
 	if (!o->json_only) {
 		fprintf(stderr, "\n%d file%s\n", o->n_inputs, o->n_inputs == 1 ? "" : "s");
 		um_print_summary_table(stderr, summary);

@@ -18,6 +18,8 @@
 #define UM_SCHEMA "unitmeter.run/1"
 #define UM_VERSION "0.1.0"
 /* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
+/* Units listed in the closing table; the manifest has them all. */
+#define UM_TABLE_ROWS 40
 #define UM_JSON_FLAGS (JSON_REAL_PRECISION(15) | JSON_COMPACT)
 
 struct proc_row {
@@ -429,6 +431,39 @@ out:
 	return err;
 }
 
+/* Units grouped by the process that ran them, so a pool's workers read apart. */
+static void print_units_by_process(const struct report *r, FILE *out)
+{
+	size_t shown = 0, n = json_array_size(r->units);
+
+	if (!n)
+		return;
+	fprintf(out, "\n%-6s %-8s %-20s %10s %7s %11s %11s %s\n", "unit", "pid", "spec", "wall s",
+		"cores", "peak MiB", "delta MiB", "status");
+	for (size_t p = 0; p < r->n_procs; p++) {
+		json_t *u;
+		size_t i;
+
+		json_array_foreach(r->units, i, u) {
+			if (json_integer_value(json_object_get(u, "pid")) != r->procs[p].pid)
+				continue;
+			if (shown++ == UM_TABLE_ROWS) {
+				fprintf(out, "... %zu more units in the manifest\n", n - UM_TABLE_ROWS);
+				return;
+			}
+			if (shown > UM_TABLE_ROWS)
+				continue;
+			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %s\n", i, r->procs[p].pid,
+				json_string_value(json_object_get(u, "spec")),
+				json_real_value(json_object_get(u, "wall_s")),
+				json_real_value(json_object_get(u, "cpu_utilisation")),
+				json_integer_value(json_object_get(u, "peak_rss_bytes")) / 1048576.0,
+				json_integer_value(json_object_get(u, "peak_rss_delta_bytes")) / 1048576.0,
+				json_string_value(json_object_get(u, "status")));
+		}
+	}
+}
+
 void report__print_tables(const struct report *r, FILE *out)
 {
 	json_t *summary;
@@ -457,6 +492,7 @@ void report__print_tables(const struct report *r, FILE *out)
 			(unsigned long long)r->counters.map_full);
 	if (!r->cfg->n_specs)
 		return;
+	print_units_by_process(r, out);
 	fprintf(out, "\n");
 	summary = um_summarise(r->units);
 	um_print_summary_table(out, summary);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -230,6 +231,21 @@ static int attach_unit_target(struct tracer *t, size_t i)
 	return 0;
 }
 
+/* Kernels 6.11 to 6.13 (fixed in 6.14, and in 6.12.y) can kill a seccomp-confined process at a
+ * uretprobe, since the return trampoline makes a syscall the filter may not allow. */
+static void warn_uretprobe_seccomp(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return;
+	if (major == 6 && minor >= 11 && minor <= 13)
+		um_warn("kernel %s: return probes can kill a process that runs under a seccomp "
+			"filter (fixed in 6.14 and 6.12.y); sandboxed programs may die at a unit's end",
+			u.release);
+}
+
 int tracer__attach(struct tracer *t)
 {
 	int err = unitmeter_bpf__attach(t->skel);
@@ -241,6 +257,8 @@ int tracer__attach(struct tracer *t)
 	t->unit_links = calloc(2 * t->cfg->n_targets + 1, sizeof(*t->unit_links));
 	if (!t->unit_links)
 		return -ENOMEM;
+	if (t->cfg->n_targets)
+		warn_uretprobe_seccomp();
 	for (size_t i = 0; i < t->cfg->n_targets; i++) {
 		err = attach_unit_target(t, i);
 		if (err)

@@ -71,8 +71,25 @@ static double loglik_range(const double *x, size_t lo, size_t hi, const struct f
 	return ll;
 }
 
-/* One fit: EM from a fixed start. noinline and exported, so it can be probed by name. */
-__attribute__((noinline)) int fit_unit(const double *x, size_t n, int flags, struct fit *f)
+static int save_fit(const char *dir, int index, size_t n, const struct fit *f)
+{
+	char path[512];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/fit-%02d.txt", dir, index);
+	out = fopen(path, "w");
+	if (!out)
+		return -1;
+	fprintf(out, "n %zu\nloglik %.6f\n", n, f->loglik);
+	for (int k = 0; k < K; k++)
+		fprintf(out, "component %d weight %.6f mean %.6f var %.6f\n", k, f->weight[k], f->mean[k],
+			f->var[k]);
+	return fclose(out);
+}
+
+/* One fit: EM from a fixed start, its parameters saved to path. noinline and exported, so it can be probed by name. */
+__attribute__((noinline)) int fit_unit(const double *x, size_t n, int flags, struct fit *f,
+				       const char *dir, int index)
 {
 	double *resp = malloc(n * K * sizeof(*resp));
 
@@ -144,23 +161,7 @@ __attribute__((noinline)) int fit_unit(const double *x, size_t n, int flags, str
 		f->loglik = loglik_range(x, 0, n, f);
 	}
 	free(resp);
-	return 0;
-}
-
-static int save_fit(const char *dir, int index, size_t n, const struct fit *f)
-{
-	char path[512];
-	FILE *out;
-
-	snprintf(path, sizeof(path), "%s/fit-%02d.txt", dir, index);
-	out = fopen(path, "w");
-	if (!out)
-		return -1;
-	fprintf(out, "n %zu\nloglik %.6f\n", n, f->loglik);
-	for (int k = 0; k < K; k++)
-		fprintf(out, "component %d weight %.6f mean %.6f var %.6f\n", k, f->weight[k], f->mean[k],
-			f->var[k]);
-	return fclose(out);
+	return save_fit(dir, index, n, f);
 }
 
 int main(int argc, char **argv)
@@ -180,7 +181,7 @@ int main(int argc, char **argv)
 		double *x = make_data(fits[i].n);
 		struct fit f;
 
-		if (!x || fit_unit(x, fits[i].n, fits[i].flags, &f) || save_fit(dir, (int)i, fits[i].n, &f)) {
+		if (!x || fit_unit(x, fits[i].n, fits[i].flags, &f, dir, (int)i)) {
 			fprintf(stderr, "fit_demo: fit %zu failed\n", i);
 			return 1;
 		}
