@@ -3,10 +3,12 @@
  * forker: a parent that holds --parent-mib MiB forks --children K children. Each child reads its
  * own VmRSS right after fork (the inherited pages), touches --child-mib MiB, reads VmRSS again,
  * and once all K hold at the same time, burns --cpu-ms of CPU.
- * Truth: every child's RSS at fork and while holding, its CPU clock, and the parent's RSS while
+ * Truth: every child's RSS at fork and while holding, its CPU (its own clock, and its whole
+ * life's from the parent's wait4 rusage), and the parent's RSS while
  * all children hold; their sum is the group's peak (pages shared after fork count in each
  * process, as ps and SLURM count them).
  */
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "truth.h"
 
@@ -18,6 +20,11 @@ int main(int argc, char **argv)
 	long cpu_ms = arg_long(argc, argv, "--cpu-ms", 200);
 	int ready[2], go[2], results[2];
 	long long parent_rss, sum_hold = 0;
+	struct {
+		pid_t pid;
+		unsigned long long cpu_ns;
+	} reaped[64];
+	int nreaped = 0;
 	char line[512], buf[65536];
 	ssize_t got = 0, n;
 
@@ -62,8 +69,20 @@ int main(int argc, char **argv)
 	}
 	parent_rss = self_rss_bytes();
 	close(go[1]);
-	while (wait(NULL) > 0)
-		;
+	/* rusage from wait4 covers each child's whole life, its exit (freeing its pages) included */
+	for (;;) {
+		struct rusage ru;
+		pid_t pid = wait4(-1, NULL, 0, &ru);
+
+		if (pid <= 0)
+			break;
+		if (nreaped < 64) {
+			reaped[nreaped].pid = pid;
+			reaped[nreaped++].cpu_ns =
+				(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+		}
+	}
 	close(results[1]);
 	while ((n = read(results[0], buf + got, sizeof(buf) - 1 - got)) > 0)
 		got += n;
@@ -71,12 +90,18 @@ int main(int argc, char **argv)
 	printf("{\"parent_rss_bytes\": %lld, \"children\": [", parent_rss);
 	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
 		long long hold = 0;
+		unsigned long long rusage_ns = 0;
 		char *p = strstr(l, "\"rss_at_hold_bytes\": ");
+		pid_t pid = atoi(l + strlen("{\"pid\": "));
 
 		if (p)
 			hold = atoll(p + 21);
+		for (int i = 0; i < nreaped; i++)
+			if (reaped[i].pid == pid)
+				rusage_ns = reaped[i].cpu_ns;
 		sum_hold += hold;
-		printf("%s%s", sum_hold == hold ? "" : ", ", l);
+		l[strlen(l) - 1] = '\0'; /* reopen the object to add the rusage figure */
+		printf("%s%s, \"rusage_cpu_ns\": %llu}", sum_hold == hold ? "" : ", ", l, rusage_ns);
 	}
 	printf("], \"group_peak_truth_bytes\": %lld}\n", parent_rss + sum_hold);
 	return 0;
