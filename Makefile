@@ -45,7 +45,8 @@ TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
 # One binary, so Criterion's closing line is the suite's.
 TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
-WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c))
+WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
+	$(OUTPUT)/workloads/libunitfit.so $(OUTPUT)/workloads/units-stripped
 DEMO := $(OUTPUT)/demo/fit_demo
 
 .PHONY: all
@@ -91,6 +92,19 @@ $(TEST_BIN): $(TEST_OBJS) $(USER_OBJS)
 $(OUTPUT)/workloads/%: tools/workloads/%.c tools/workloads/truth.h | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -pthread $< -o $@ -lm
+
+$(OUTPUT)/workloads/dlopen_driver: tools/workloads/dlopen_driver.c | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -ldl
+
+$(OUTPUT)/workloads/libunitfit.so: tools/workloads/lib/libunitfit.c | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
+
+# A stripped copy, for the error a stripped binary gets.
+$(OUTPUT)/workloads/units-stripped: $(OUTPUT)/workloads/units
+	$(call msg,STRIP,$@)
+	$(Q)strip -s -o $@ $<
 
 $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(call msg,CC,$@)

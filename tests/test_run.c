@@ -190,8 +190,8 @@ Test(run, unprivileged_user_is_told_what_is_needed)
 		_exit(99);
 	}
 	close(pipefd[1]);
-	n = read(pipefd[0], buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
+	for (size_t got = 0; (n = read(pipefd[0], buf + got, sizeof(buf) - 1 - got)) > 0;)
+		got += n, buf[got] = '\0';
 	waitpid(pid, &status, 0);
 	cr_expect_eq(WEXITSTATUS(status), 2, "status %d: %s", WEXITSTATUS(status), buf);
 	cr_expect_not_null(strstr(buf, "root, or CAP_BPF and CAP_PERFMON"), "%s", buf);

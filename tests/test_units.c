@@ -90,7 +90,6 @@ Test(units, multithreaded_unit_counts_every_thread)
 
 		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clocks %.4f s", i, cpu, clock);
 		cr_expect_eq(jnum(u, "threads"), 3);
-		cr_expect_gt(jnum(u, "cpu_utilisation"), 1.2, "three threads on two cores");
 	}
 	um_result_free(&r);
 }
@@ -179,8 +178,10 @@ Test(units, concurrent_workers_measured_apart)
 				  "pid %ld unit %zu: peak delta %.0f, touched %.0f", pid, k,
 				  jnum(u, "peak_rss_delta_bytes"), jnum(t, "bytes"));
 			cr_expect(within(jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9, 0.05, 0),
-				  "pid %ld unit %zu: cpu %.4f, clock %.4f", pid, k, jnum(u, "cpu_s"),
-				  jnum(t, "cpu_ns") / 1e9);
+				  "pid %ld unit %zu: cpu %.4f, clock %.4f (wall %.4f, start_ns %.0f, "
+				  "lost %.0f)", pid, k, jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9,
+				  jnum(u, "wall_s"), jnum(u, "start_ns"),
+				  jnum(jget(r.manifest, "run"), "lost_events"));
 			break;
 		}
 		cr_expect_eq(seen > k, true, "no unit %zu for pid %ld", k, pid);
@@ -307,4 +308,61 @@ Test(units, attach_finds_units_after_attach)
 	cr_expect_str_eq(json_string_value(jget(proc_record(r.manifest, target), "status")),
 			 "running");
 	um_result_free(&r);
+}
+
+/* A library the program loads with dlopen() after tracing began. */
+Test(units, function_in_a_library_loaded_later)
+{
+	char spec[600], lib[512], driver[512];
+	struct um_result r;
+	const char *args[] = { "run", "--unit", spec, driver, lib, "4", "24", NULL };
+	json_t *units, *u;
+	size_t i;
+
+	/* workload() returns one buffer: copy each path before asking for the next */
+	snprintf(driver, sizeof(driver), "%s", workload("dlopen_driver"));
+	snprintf(lib, sizeof(lib), "%s", workload("libunitfit.so"));
+	snprintf(spec, sizeof(spec), "%s:lib_fit_unit", lib);
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	units = jget(r.manifest, "units");
+	cr_expect_eq(json_array_size(units), (size_t)jnum(r.truth, "calls"));
+	json_array_foreach(units, i, u)
+		cr_expect(within(jnum(u, "peak_rss_delta_bytes"), jnum(r.truth, "bytes"), 0.01, MIB_F),
+			  "unit %zu: delta %.0f", i, jnum(u, "peak_rss_delta_bytes"));
+	um_result_free(&r);
+}
+
+static void expect_refused(const char *spec, const char *cmd, const char *message)
+{
+	struct um_result r;
+	const char *args[] = { "run", "--unit", spec, cmd, NULL };
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 2, "status %d for --unit %s", r.status, spec);
+	cr_expect_not_null(strstr(r.err, message), "stderr: %s", r.err);
+	cr_expect_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "not one line: %s", r.err);
+	cr_expect_null(r.manifest, "nothing may start");
+	cr_expect_str_eq(r.out, "", "the command must not run");
+	um_result_free(&r);
+}
+
+Test(units, unknown_symbol_lists_the_closest_names)
+{
+	expect_refused("fit_unti", workload("units"), "has no function 'fit_unti'; closest: fit_unit");
+}
+
+Test(units, stripped_binary_is_named)
+{
+	expect_refused("fit_unit", workload("units-stripped"), "has no symbol table (stripped?)");
+}
+
+Test(units, non_elf_file_is_named)
+{
+	expect_refused("/etc/passwd:main", workload("units"), "/etc/passwd is not an ELF executable");
+}
+
+Test(units, python_spec_is_refused_with_a_reason)
+{
+	expect_refused("python:fit", workload("units"), "Python functions are not supported");
 }

@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "log.h"
 
 int um_verbosity;
 
+/* One write(2) per line, so lines from unitmeter and the traced command never interleave. */
 static void vsay(const char *tag, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "unitmeter: %s", tag);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "unitmeter: %s", tag);
+
+	if (n < 0)
+		return;
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	fflush(stderr);
+	if (write(STDERR_FILENO, line, n) < 0)
+		return;
 }
 
 void um_err(const char *fmt, ...)

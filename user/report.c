@@ -135,6 +135,14 @@ void report__add_root(struct report *r, pid_t pid, pid_t ppid, const char *comm)
 	snprintf(row->comm, sizeof(row->comm), "%s", comm);
 }
 
+/* A spec as short as a table column wants it: "/usr/lib/libfit.so:fit" -> "libfit.so:fit". */
+static const char *spec_label(const char *spec)
+{
+	const char *slash = spec ? strrchr(spec, '/') : NULL;
+
+	return !spec ? "?" : slash ? slash + 1 : spec;
+}
+
 static double seconds(uint64_t ns)
 {
 	return ns / 1e9;
@@ -189,7 +197,7 @@ static void on_unit(struct report *r, const struct um_unit_record *u)
 
 		fprintf(stderr, "unit %-5zu pid %-7u %-20s wall %9.4f s  cpu %5.2f cores  peak %9.1f MiB%s\n",
 			json_array_size(r->units), u->pid,
-			u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : "?", wall,
+			spec_label(u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL), wall,
 			json_real_value(json_object_get(unit, "cpu_utilisation")),
 			u->peak_rss_bytes / 1048576.0,
 			u->status == UM_UNIT_COMPLETE ? "" : "  (incomplete)");
@@ -454,7 +462,7 @@ static void print_units_by_process(const struct report *r, FILE *out)
 			if (shown > UM_TABLE_ROWS)
 				continue;
 			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %s\n", i, r->procs[p].pid,
-				json_string_value(json_object_get(u, "spec")),
+				spec_label(json_string_value(json_object_get(u, "spec"))),
 				json_real_value(json_object_get(u, "wall_s")),
 				json_real_value(json_object_get(u, "cpu_utilisation")),
 				json_integer_value(json_object_get(u, "peak_rss_bytes")) / 1048576.0,
