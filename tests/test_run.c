@@ -196,3 +196,41 @@ Test(run, unprivileged_user_is_told_what_is_needed)
 	cr_expect_eq(WEXITSTATUS(status), 2, "status %d: %s", WEXITSTATUS(status), buf);
 	cr_expect_not_null(strstr(buf, "root, or CAP_BPF and CAP_PERFMON"), "%s", buf);
 }
+
+/* Under sudo the command runs as the caller, and the files unitmeter writes belong to the caller. */
+Test(run, command_runs_as_the_sudo_caller)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	struct um_result r;
+	const char *args[] = { "run", "/bin/sh", "-c", "echo \"{\\\"uid\\\": $(id -u)}\"", NULL };
+	struct stat st;
+	char uid[16], gid[16];
+
+	cr_assert_not_null(nobody);
+	snprintf(uid, sizeof(uid), "%u", nobody->pw_uid);
+	snprintf(gid, sizeof(gid), "%u", nobody->pw_gid);
+	setenv("SUDO_UID", uid, 1);
+	setenv("SUDO_GID", gid, 1);
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(r.truth, "%s", r.out);
+	cr_expect_eq(jnum(r.truth, "uid"), nobody->pw_uid);
+	cr_assert_eq(stat(r.manifest_path, &st), 0);
+	cr_expect_eq(st.st_uid, nobody->pw_uid, "manifest owned by %u", st.st_uid);
+	cr_assert_eq(stat(r.units_path, &st), 0);
+	cr_expect_eq(st.st_uid, nobody->pw_uid, "units stream owned by %u", st.st_uid);
+	um_result_free(&r);
+}
+
+Test(run, as_root_keeps_root)
+{
+	struct um_result r;
+	const char *args[] = { "run", "--as-root", "/bin/sh", "-c", "echo \"{\\\"uid\\\": $(id -u)}\"", NULL };
+
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65534", 1);
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(jnum(r.truth, "uid"), 0);
+	um_result_free(&r);
+}
