@@ -7,28 +7,44 @@
  */
 #include "state.bpf.h"
 
-/* The part of a slice that falls inside an open unit. */
-static __always_inline void unit_cpu_add(__u64 id, __u64 slice_ns, __u64 now)
+struct slice {
+	__u64 cpu_ns;     /* scheduler runtime of the slice: exact */
+	__u64 since_ns;   /* switch-in */
+	__u64 now;        /* switch-out */
+	__u64 steal_now;  /* this CPU's cumulative steal at switch-out */
+	__u32 cpu;
+};
+
+/*
+ * The part of a slice that falls inside an open unit: all of it when it began after the unit
+ * opened; else the span since the opening, less the steal in it when the unit opened on this CPU.
+ */
+static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 {
 	struct um_unit *unit;
-	__s64 inside;
+	__u64 inside;
 
 	if (!id)
 		return;
 	unit = bpf_map_lookup_elem(&units, &id);
-	if (!unit)
+	if (!unit || (__s64)(s->now - unit->start_ns) <= 0)
 		return;
-	inside = (__s64)(now - unit->start_ns);
-	if (inside <= 0)
-		return;
-	__sync_fetch_and_add(&unit->cpu_ns, slice_ns < (__u64)inside ? slice_ns : (__u64)inside);
+	inside = s->now - unit->start_ns;
+	if (s->since_ns < unit->start_ns && unit->start_cpu == s->cpu)
+		inside = on_cpu_span(inside, unit->start_steal_ns, s->steal_now);
+	__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 }
 
 static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 					      struct task_struct *prev, __u64 now, bool dead)
 {
 	__u64 runtime = prev->se.sum_exec_runtime;
-	__u64 slice = runtime - th->runtime_seen_ns;
+	struct slice s = {
+		.cpu_ns = runtime - th->runtime_seen_ns,
+		.since_ns = th->on_cpu_since_ns,
+		.now = now,
+		.cpu = th->cpu,
+	};
 	__u32 tgid = th->tgid;
 	struct um_proc *proc;
 
@@ -36,9 +52,12 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	th->running = 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (proc) {
-		__sync_fetch_and_add(&proc->cpu_ns, slice);
-		unit_cpu_add(proc->units[0], slice, now);
-		unit_cpu_add(proc->units[1], slice, now);
+		__sync_fetch_and_add(&proc->cpu_ns, s.cpu_ns);
+		if (proc->units[0]) {
+			s.steal_now = task_cpu_steal_ns(prev);
+			unit_cpu_add(proc->units[0], &s);
+			unit_cpu_add(proc->units[1], &s);
+		}
 	}
 	if (!dead)
 		return;
@@ -62,6 +81,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (th) {
 		th->on_cpu_since_ns = now;
+		th->steal_at_in_ns = task_cpu_steal_ns(next);
+		th->cpu = bpf_get_smp_processor_id();
 		th->running = 1;
 	}
 	return 0;

@@ -106,6 +106,27 @@ static __always_inline void peak_raise(__u64 *peak, __s64 value)
 	}
 }
 
+/*
+ * Time the hypervisor stole from the CPU this task runs on, cumulative, as of the runqueue's
+ * last clock update. The thread clocks exclude steal (CONFIG_PARAVIRT_TIME_ACCOUNTING), so a
+ * wall-clock span of a running slice is corrected by the steal inside it. 0 where the kernel
+ * does not keep it.
+ */
+static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
+		return 0;
+	return BPF_CORE_READ(task, se.cfs_rq, rq, prev_steal_time_rq);
+}
+
+/* A wall-clock span on one CPU, less the steal measured on that CPU between its ends. */
+static __always_inline __u64 on_cpu_span(__u64 wall_ns, __u64 steal_start, __u64 steal_end)
+{
+	__u64 stolen = steal_end > steal_start ? steal_end - steal_start : 0;
+
+	return stolen < wall_ns ? wall_ns - stolen : 0;
+}
+
 /* Insert a fresh map value; a full map is counted, never silent. */
 static __always_inline int map_insert(void *map, const void *key, const void *value)
 {

@@ -137,6 +137,9 @@ struct um_thread {
 	__u32 running;
 	__u64 on_cpu_since_ns; /* bpf_ktime_get_ns() at switch-in */
 	__u64 runtime_seen_ns; /* se.sum_exec_runtime already accounted */
+	__u64 steal_at_in_ns;  /* the CPU's cumulative steal time at switch-in */
+	__u32 cpu;             /* where it was switched in */
+	__u32 pad;
 };
 
 /* units map value, keyed by unit id. */
@@ -153,6 +156,9 @@ struct um_unit {
 	__u64 output_bytes;
 	__u32 processes;
 	__u32 threads;
+	__u64 start_steal_ns; /* the opening CPU's cumulative steal time at entry */
+	__u32 start_cpu;
+	__u32 pad;
 };
 
 #endif /* UNITMETER_H */

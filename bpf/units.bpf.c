@@ -9,6 +9,10 @@
 struct unit_edge {
 	__u64 id;
 	__u64 start_ns;
+	__u64 start_steal_ns;
+	__u32 start_cpu;
+	__u32 closer_tid;      /* the thread closing the unit, whose CPU's steal we can read */
+	__u64 closer_steal_ns; /* that CPU's cumulative steal now */
 	__u64 now;
 	__u64 cpu_ns;
 };
@@ -20,17 +24,28 @@ static __always_inline bool proc_in_unit(__u32 tgid, __u64 id)
 	return proc && (proc->units[0] == id || proc->units[1] == id);
 }
 
-/* A scope thread still on a CPU when the unit closes: its running slice so far counts. */
+/*
+ * A scope thread still on a CPU when the unit closes: its running slice so far counts, as a
+ * wall-clock span. For the closing thread (usually the only one) the steal inside the span is
+ * taken off, as the scheduler's clock does; another CPU's steal cannot be read from here.
+ */
 static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread *th,
 			      struct unit_edge *edge)
 {
-	__u64 since;
+	__u64 since, span, steal_base;
 
 	if (!th->running || !proc_in_unit(th->tgid, edge->id))
 		return 0;
 	since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-	if (edge->now > since)
-		edge->cpu_ns += edge->now - since;
+	if (edge->now <= since)
+		return 0;
+	span = edge->now - since;
+	if (*tid == edge->closer_tid) {
+		steal_base = th->on_cpu_since_ns > edge->start_ns ? th->steal_at_in_ns :
+			     edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
+		span = on_cpu_span(span, steal_base, edge->closer_steal_ns);
+	}
+	edge->cpu_ns += span;
 	return 0;
 }
 
@@ -57,6 +72,10 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	if (!unit)
 		return 0;
 	edge.start_ns = unit->start_ns;
+	edge.start_steal_ns = unit->start_steal_ns;
+	edge.start_cpu = unit->start_cpu;
+	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
+	edge.closer_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
 	bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
 	/* from here on no slice or page of the scope is charged to this unit */
 	bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);
@@ -111,6 +130,8 @@ int BPF_KPROBE(unit_enter)
 	unit.pid = tgid;
 	unit.spec = bpf_get_attach_cookie(ctx);
 	unit.start_ns = bpf_ktime_get_ns();
+	unit.start_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
+	unit.start_cpu = bpf_get_smp_processor_id();
 	unit.rss_bytes = mm ? mm->rss_bytes : 0;
 	unit.start_rss_bytes = unit.rss_bytes;
 	unit.peak_rss_bytes = unit.rss_bytes;
