@@ -52,8 +52,13 @@ DEMO := $(OUTPUT)/demo/fit_demo
 .PHONY: all
 all: unitmeter
 
-unitmeter: $(OUTPUT)/unitmeter
+unitmeter: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 	$(Q)ln -sf $< $@
+
+# The markers the Python bootstrap calls; probed, never linked into unitmeter.
+$(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo:
 	$(Q)mkdir -p $@
@@ -112,7 +117,7 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-	libcriterion-dev pkg-config python3 python3-numpy
+	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib
 
 .PHONY: deps tracefs
 deps:
@@ -128,7 +133,7 @@ tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
 .PHONY: build-test
-build-test: unitmeter $(TEST_BIN) $(WORKLOADS) $(DEMO)
+build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO)
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
 # the integration tests which builds to run.
@@ -141,8 +146,13 @@ test: deps tracefs
 
 .PHONY: demo
 demo: deps tracefs
-	$(MAKE) unitmeter $(DEMO)
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(DEMO)
 	@tools/demo/run-demo.sh $(abspath $(OUTPUT)/unitmeter) $(abspath $(DEMO))
+
+.PHONY: demo-python
+demo-python: deps tracefs
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so
+	@tools/demo/run-demo-python.sh $(abspath $(OUTPUT)/unitmeter)
 
 .PHONY: clean
 clean:

@@ -14,6 +14,8 @@
 #define UM_COMM_LEN 16
 /* Unit specs one run may carry; the cookie of each uprobe is its index. */
 #define UM_MAX_SPECS 32
+/* Attach cookie of a marker probe: the spec index is the marker's first argument. */
+#define UM_SPEC_FROM_ARG 0xffffffffU
 /*
  * How many open units one process can belong to at once: its own, and the one its parent was in
  * when it forked (a pool worker running fits inside a fit of the main process). Deeper nesting

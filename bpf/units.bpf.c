@@ -2,7 +2,8 @@
 /*
  * Units: one call of a unit function in one process, from the uprobe on its entry to the
  * uretprobe on its return. Only the outermost call opens a unit; the loader attaches the same two
- * programs to every spec, with the spec's index as the attach cookie.
+ * programs to every spec, with the spec's index as the attach cookie. For interpreted code the
+ * two are plain uprobes on the begin and end markers, whose first argument is the spec index.
  */
 #include "state.bpf.h"
 
@@ -129,6 +130,8 @@ int BPF_KPROBE(unit_enter)
 	mm = mm_id ? bpf_map_lookup_elem(&mms, &mm_id) : NULL;
 	unit.pid = tgid;
 	unit.spec = bpf_get_attach_cookie(ctx);
+	if (unit.spec == UM_SPEC_FROM_ARG)
+		unit.spec = (__u32)PT_REGS_PARM1(ctx);
 	unit.start_ns = bpf_ktime_get_ns();
 	unit.start_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
 	unit.start_cpu = bpf_get_smp_processor_id();

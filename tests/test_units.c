@@ -71,7 +71,9 @@ Test(units, cpu_within_2_percent_of_thread_clocks)
 	json_array_foreach(units, i, u) {
 		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
 
-		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clock %.4f s", i, cpu, clock);
+		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clock %.4f s "
+			  "(wall %.4f s, start_ns %.0f)", i, cpu, clock, jnum(u, "wall_s"),
+			  jnum(u, "start_ns"));
 	}
 	um_result_free(&r);
 }

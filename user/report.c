@@ -300,6 +300,11 @@ void report__set_hardware(struct report *r, json_t *hw)
 	r->hardware = hw;
 }
 
+json_t *report__hardware(struct report *r)
+{
+	return r->hardware;
+}
+
 void report__set_counters(struct report *r, const struct tracer_counters *c)
 {
 	r->counters = *c;
@@ -330,6 +335,25 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 			      "output_bytes", (json_int_t)p->output_bytes,
 			      "threads", (int)p->threads);
 
+	/* which worker did what: its units, their CPU and their highest peak */
+	{
+		json_int_t n = 0, peak = 0;
+		double cpu = 0;
+		json_t *u;
+		size_t i;
+
+		json_array_foreach(r->units, i, u) {
+			if (json_integer_value(json_object_get(u, "pid")) != p->pid)
+				continue;
+			n++;
+			cpu += json_real_value(json_object_get(u, "cpu_s"));
+			if (json_integer_value(json_object_get(u, "peak_rss_bytes")) > peak)
+				peak = json_integer_value(json_object_get(u, "peak_rss_bytes"));
+		}
+		json_object_set_new(o, "units", json_integer(n));
+		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
+		json_object_set_new(o, "units_peak_rss_bytes", n ? json_integer(peak) : json_null());
+	}
 	json_object_set_new(o, "status", json_string(p->finished ? "exited" :
 						      p->alive_at_end ? "running" : "unknown"));
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
@@ -381,11 +405,15 @@ static json_t *manifest_json(const struct report *r)
 
 	for (char *const *a = r->cfg->command; a && *a; a++)
 		json_array_append_new(cmd, json_string(*a));
-	for (size_t i = 0; i < r->cfg->n_specs; i++)
-		json_array_append_new(specs, json_pack("{s:i, s:s, s:s, s:s}", "index", (int)i,
-						       "spec", r->cfg->specs[i].text,
-						       "path", r->cfg->specs[i].path,
-						       "symbol", r->cfg->specs[i].symbol));
+	for (size_t i = 0; i < r->cfg->n_specs; i++) {
+		const struct unit_spec *sp = &r->cfg->specs[i];
+
+		json_array_append_new(specs, sp->python ?
+			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
+				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
+			json_pack("{s:i, s:s, s:s, s:s, s:s}", "index", (int)i, "spec", sp->text,
+				  "kind", "native", "path", sp->path, "symbol", sp->symbol));
+	}
 	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
 	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));
 	json_object_set_new(m, "mode", json_string(r->cfg->mode));

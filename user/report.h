@@ -42,6 +42,8 @@ void report__add_live(void *ctx, const struct tracer_live_proc *p);
 /* The command's wait status, when unitmeter reaped it. */
 void report__set_exit(struct report *r, int wait_status);
 void report__set_hardware(struct report *r, json_t *hw);
+/* The hardware record, to complete with what the target reports of itself (borrowed). */
+json_t *report__hardware(struct report *r);
 void report__set_counters(struct report *r, const struct tracer_counters *c);
 /* Any JSONL write error so far (0 or a negative errno). */
 int report__stream_error(const struct report *r);

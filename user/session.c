@@ -14,6 +14,7 @@
 #include "launch.h"
 #include "log.h"
 #include "report.h"
+#include "python.h"
 #include "session.h"
 #include "spec.h"
 #include "tracer.h"
@@ -86,8 +87,10 @@ static int check_output_dir(const char *what, const char *path)
 struct session {
 	const struct um_options *opts;
 	struct unit_spec specs[UM_MAX_SPECS];
-	struct unit_target targets[UM_MAX_SPECS];
-	size_t n_specs;
+	struct unit_target targets[UM_MAX_SPECS + 1];
+	size_t n_specs, n_targets;
+	struct python_units python;
+	bool have_python;
 	struct tracer_config tcfg;
 	struct report_config rcfg;
 	struct tracer *tracer;
@@ -97,7 +100,7 @@ struct session {
 };
 
 static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
-			   char *const *command)
+			   char *const *command, const char *command_path)
 {
 	char why[1024];
 	uid_t uid;
@@ -117,17 +120,42 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 			um_err("%s", why);
 			return err;
 		}
-		s->targets[i].path = s->specs[i].path;
-		s->targets[i].symbol = s->specs[i].symbol;
 		s->n_specs++;
+		if (s->specs[i].python) {
+			s->have_python = true;
+			continue;
+		}
+		s->targets[s->n_targets++] = (struct unit_target){
+			.path = s->specs[i].path, .symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
+		};
 	}
 	if (launch_target_ids(o->as_root, &uid, &gid)) {
 		um_err("SUDO_UID/SUDO_GID are not numbers: use --as-root");
 		return -EINVAL;
 	}
+	if (s->have_python) {
+		int err;
+
+		if (o->command == UM_CMD_ATTACH) {
+			um_err("python: units need the interpreter to start under 'unitmeter run', which "
+			       "loads the bootstrap into it; a running interpreter cannot be given one");
+			return -ENOTSUP;
+		}
+		err = python_units__prepare(&s->python, s->specs, s->n_specs, command_path, command,
+					    uid, gid, why, sizeof(why));
+		if (err) {
+			um_err("%s", why);
+			return err;
+		}
+		/* one marker pair serves every python: spec; the spec index is the argument */
+		s->targets[s->n_targets++] = (struct unit_target){
+			.path = s->python.marker_lib, .symbol = "unitmeter_unit_begin",
+			.end_symbol = "unitmeter_unit_end", .cookie = UM_SPEC_FROM_ARG,
+		};
+	}
 	s->tcfg.ring_bytes = o->ring_kib * 1024;
 	s->tcfg.targets = s->targets;
-	s->tcfg.n_targets = s->n_specs;
+	s->tcfg.n_targets = s->n_targets;
 	s->rcfg.mode = o->command == UM_CMD_RUN ? "run" : "attach";
 	s->rcfg.command = command;
 	s->rcfg.specs = s->specs;
@@ -163,6 +191,8 @@ static int session_finish(struct session *s)
 	report__set_counters(s->report, &c);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
 	report__set_stop(s->report, monotonic_ns());
+	if (s->have_python)
+		python_units__merge_reports(&s->python, report__hardware(s->report));
 	err = report__write_manifest(s->report, s->manifest);
 	report__print_tables(s->report, stderr);
 	if (c.lost_records || c.map_full)
@@ -185,6 +215,8 @@ static void session_cleanup(struct session *s)
 	report__free(s->report);
 	for (size_t i = 0; i < s->n_specs; i++)
 		unit_spec_free(&s->specs[i]);
+	if (s->have_python)
+		python_units__cleanup(&s->python);
 	free(s->units_path);
 }
 
@@ -236,7 +268,7 @@ int session_run(const struct um_options *o)
 		um_err("command not found: %s", o->command_argv[0]);
 		return 127;
 	}
-	err = session_prepare(&s, o, path, o->command_argv);
+	err = session_prepare(&s, o, path, o->command_argv, path);
 	if (err)
 		goto out;
 	why = tracer_precheck();
@@ -247,6 +279,10 @@ int session_run(const struct um_options *o)
 	err = session_start_report(&s);
 	if (err)
 		goto out;
+	if (s.have_python && python_units__export_env(&s.python)) {
+		um_err("cannot set the environment for the python bootstrap: %s", strerror(errno));
+		goto out;
+	}
 	err = launch__start(&l, path, o->command_argv, o->as_root);
 	if (err) {
 		um_err("cannot start %s: %s", path, strerror(-err));
@@ -321,7 +357,7 @@ int session_attach(const struct um_options *o)
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
 		return EXIT_UNITMETER;
-	err = session_prepare(&s, o, exe, command);
+	err = session_prepare(&s, o, exe, command, NULL);
 	if (err)
 		goto out;
 	why = tracer_precheck();

@@ -152,11 +152,8 @@ int unit_spec_resolve(struct unit_spec *spec, const char *text, const char *defa
 
 	memset(spec, 0, sizeof(*spec));
 	spec->text = text;
-	if (strncmp(text, "python:", 7) == 0) {
-		snprintf(why, whylen, "--unit %s: Python functions are not supported by this build; "
-			 "name a native function (SYMBOL or PATH:SYMBOL)", text);
-		return -ENOTSUP;
-	}
+	if (strncmp(text, "python:", 7) == 0)
+		return python_spec_parse(spec, text + 7, why, whylen);
 	if (colon) {
 		spec->symbol = strdup(colon + 1);
 		file = spec->path = strndup(text, colon - text);
@@ -183,9 +180,51 @@ int unit_spec_resolve(struct unit_spec *spec, const char *text, const char *defa
 	return err;
 }
 
+/* A dotted name of Python identifiers: "fit", "Model.fit", "pkg.mod". */
+static bool dotted_name(const char *s, size_t len)
+{
+	bool start = true;
+
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '.') {
+			if (start)
+				return false;
+			start = true;
+			continue;
+		}
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (!start && c >= '0' && c <= '9') || (unsigned char)c >= 0x80))
+			return false;
+		start = false;
+	}
+	return !start;
+}
+
+int python_spec_parse(struct unit_spec *spec, const char *rest, char *why, size_t whylen)
+{
+	const char *colon = strchr(rest, ':');
+	const char *qualname = colon ? colon + 1 : rest;
+
+	spec->python = true;
+	if ((colon && !dotted_name(rest, colon - rest)) || !dotted_name(qualname, strlen(qualname))) {
+		snprintf(why, whylen, "--unit %s is malformed: write python:QUALNAME (fit_gfmm, "
+			 "Model.fit) or python:MODULE:QUALNAME (pkg.models:Model.fit)", spec->text);
+		return -EINVAL;
+	}
+	spec->module = colon ? strndup(rest, colon - rest) : NULL;
+	spec->qualname = strdup(qualname);
+	return 0;
+}
+
 void unit_spec_free(struct unit_spec *spec)
 {
 	free(spec->path);
 	free(spec->symbol);
-	spec->path = spec->symbol = NULL;
+	free(spec->module);
+	free(spec->qualname);
+	spec->path = spec->symbol = spec->module = spec->qualname = NULL;
 }

@@ -210,20 +210,22 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 static int attach_unit_target(struct tracer *t, size_t i)
 {
 	const struct unit_target *target = &t->cfg->targets[i];
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = target->symbol, .bpf_cookie = i);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = target->cookie);
 	struct bpf_link *link;
 	int err;
 
-	for (int ret = 0; ret <= 1; ret++) {
-		opts.retprobe = ret;
-		link = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.unit_return
+	for (int end = 0; end <= 1; end++) {
+		/* the end is the function's return, or the end marker's entry */
+		opts.retprobe = end && !target->end_symbol;
+		opts.func_name = end && target->end_symbol ? target->end_symbol : target->symbol;
+		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return
 							 : t->skel->progs.unit_enter,
 						       -1 /* every process: the BPF side filters */,
 						       target->path, 0, &opts);
 		if (!link) {
 			err = -errno;
-			um_err("cannot attach a %s probe to %s in %s: %s",
-			       ret ? "return" : "entry", target->symbol, target->path, strerror(-err));
+			um_err("cannot attach a probe to %s in %s: %s", opts.func_name, target->path,
+			       strerror(-err));
 			return err;
 		}
 		t->unit_links[t->n_unit_links++] = link;
@@ -257,8 +259,11 @@ int tracer__attach(struct tracer *t)
 	t->unit_links = calloc(2 * t->cfg->n_targets + 1, sizeof(*t->unit_links));
 	if (!t->unit_links)
 		return -ENOMEM;
-	if (t->cfg->n_targets)
-		warn_uretprobe_seccomp();
+	for (size_t i = 0; i < t->cfg->n_targets; i++)
+		if (!t->cfg->targets[i].end_symbol) {
+			warn_uretprobe_seccomp();
+			break;
+		}
 	for (size_t i = 0; i < t->cfg->n_targets; i++) {
 		err = attach_unit_target(t, i);
 		if (err)

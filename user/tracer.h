@@ -14,10 +14,15 @@
 
 struct tracer;
 
-/* A unit function to probe: an ELF file and a symbol in it, resolved by symbols.c. */
+/*
+ * Where units begin and end: a function's entry and return (end_symbol NULL), or two marker
+ * functions whose first argument is the spec index (cookie UM_SPEC_FROM_ARG).
+ */
 struct unit_target {
 	const char *path;
 	const char *symbol;
+	const char *end_symbol;
+	uint32_t cookie;
 };
 
 struct tracer_config {

@@ -1,0 +1,379 @@
+"""unitmeter's bootstrap for CPython: mark each call of the unit functions.
+
+unitmeter puts this directory first on PYTHONPATH, so every Python process of the traced command
+(workers started by spawn or forkserver included) imports it at start-up. It calls two native
+marker functions, which unitmeter probes, at the entry and return of each unit function, and
+nothing else of the program is touched:
+
+- CPython 3.12+: ``sys.monitoring`` watches function starts and returns; every code object that
+  is not a unit function is disabled after its first event, so the rest of the program runs
+  uninstrumented. A raised exception ends the unit through ``PY_UNWIND``.
+- CPython 3.6 to 3.11: the function is wrapped where it is defined, by an import hook for
+  modules and, for ``__main__``, by a line trace of the main module's top level that stops as
+  soon as the function has been defined and wrapped.
+
+Each process also writes a report of its interpreter, BLAS and OpenMP pools and thread
+variables into UNITMETER_PY_REPORT, which unitmeter merges into the hardware record. Whatever
+fails here is reported on stderr once and never breaks the traced program. Written for 3.6+.
+"""
+
+import os
+import sys
+
+_unitmeter_markers = None  # the markers of this process, once the bootstrap has run
+_THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_MAIN_NAMES = ("__main__", "__mp_main__")
+
+
+def _warn(message):
+    sys.stderr.write("unitmeter (python bootstrap): %s\n" % message)
+
+
+def _parse_specs(text):
+    """'0=fit;2=pkg.mod:Model.fit' -> [(0, None, 'fit'), (2, 'pkg.mod', 'Model.fit')]."""
+    specs = []
+    for item in text.split(";"):
+        if not item:
+            continue
+        index, _, spec = item.partition("=")
+        module, _, qualname = spec.rpartition(":")
+        specs.append((int(index), module or None, qualname))
+    return specs
+
+
+class _Markers(object):
+    """The two native markers, and the once-per-process report of the target's facts."""
+
+    def __init__(self, library, report_dir):
+        import ctypes
+        lib = ctypes.CDLL(library)
+        self.begin = lib.unitmeter_unit_begin
+        self.end = lib.unitmeter_unit_end
+        self.begin.argtypes = self.end.argtypes = [ctypes.c_int]
+        self.begin.restype = self.end.restype = None
+        self.report_dir = report_dir
+        self.reported_pid = None
+
+    def unit_end(self, spec):
+        self.end(spec)
+        # after a first fit the numerical libraries are loaded: report them once per process
+        if self.report_dir and self.reported_pid != os.getpid():
+            self.reported_pid = os.getpid()
+            try:
+                _write_report(self.report_dir)
+            except Exception as exc:  # diagnostic capture must never break a run
+                _warn("could not write the interpreter report: %s" % exc)
+
+
+def _blas_pools():
+    """BLAS/OpenMP libraries mapped into this process, with versions and thread counts."""
+    import ctypes
+    import re
+    kinds = (("openblas", "openblas", "openblas_get_num_threads"),
+             ("mkl", "mkl_rt", "MKL_Get_Max_Threads"),
+             ("blis", "blis", "bli_thread_get_num_threads"),
+             ("libgomp", "gomp", "omp_get_max_threads"),
+             ("libomp", "libomp", "omp_get_max_threads"),
+             ("libiomp", "iomp5", "omp_get_max_threads"),
+             # the reference BLAS/LAPACK (Debian's default alternative): single-threaded
+             ("netlib-blas", "libblas.so", None),
+             ("netlib-lapack", "liblapack.so", None))
+    pools, seen = [], set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            base = os.path.basename(path)
+            if not path.startswith("/") or path in seen or ".so" not in base:
+                continue
+            for backend, stem, threads_fn in kinds:
+                # Debian maps OpenBLAS as .../openblas-pthread/libblas.so.3: look at the path
+                where = path.lower() if backend in ("openblas", "mkl", "blis") else base.lower()
+                if backend in ("netlib-blas", "netlib-lapack"):
+                    matches = base.startswith(stem) and not any(
+                        k in path.lower() for k in ("openblas", "mkl", "blis"))
+                else:
+                    matches = stem in where
+                if not matches:
+                    continue
+                seen.add(path)
+                version = None
+                match = (re.search(r"(\d+\.\d+(?:\.\d+)?)", base.split(".so")[0]) or
+                         re.search(r"\.so\.(\d+\.\d+(?:\.\d+)?)$", base))
+                if match:
+                    version = match.group(1)
+                num_threads = None
+                try:
+                    if threads_fn is None:
+                        raise AttributeError(threads_fn)
+                    lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 4) | ctypes.RTLD_GLOBAL)
+                    fn = getattr(lib, threads_fn)
+                    fn.restype = ctypes.c_int
+                    num_threads = int(fn())
+                    if backend == "openblas" and version is None:
+                        config = lib.openblas_get_config
+                        config.restype = ctypes.c_char_p
+                        found = re.search(rb"OpenBLAS (\d+\.\d+\.\d+)", config() or b"")
+                        version = found.group(1).decode() if found else None
+                except (OSError, AttributeError):
+                    pass
+                pools.append({"backend": backend, "path": path, "version": version,
+                              "num_threads": num_threads})
+                break
+    return pools
+
+
+def _write_report(report_dir):
+    import json
+    import platform
+    report = {
+        "pid": os.getpid(),
+        "python_version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "blas": _blas_pools(),
+        "thread_env": dict((var, os.environ.get(var)) for var in _THREAD_ENV_VARS),
+    }
+    path = os.path.join(report_dir, "%d.json" % os.getpid())
+    with open(path + ".tmp", "w") as out:
+        json.dump(report, out)
+    os.rename(path + ".tmp", path)
+
+
+def _install_monitoring(specs, markers):
+    """3.12+: events on the unit functions' code objects only."""
+    mon = sys.monitoring
+    tool = None
+    for candidate in (4, 3, 5, 2):  # ids 0-2 belong to debuggers, coverage and profilers
+        if mon.get_tool(candidate) is None:
+            tool = candidate
+            break
+    if tool is None:
+        _warn("every sys.monitoring tool id is taken: python units will not be seen")
+        return
+    mon.use_tool_id(tool, "unitmeter")
+    events = mon.events
+    unit_of = {}  # code object -> spec index, or -1 for code that is not a unit
+
+    def spec_for(code):
+        spec = unit_of.get(code)
+        if spec is not None:
+            return spec
+        spec = -1
+        qualname = code.co_qualname
+        for index, module, wanted in specs:
+            if qualname != wanted:
+                continue
+            if module is not None:
+                # the frame of the function that is starting: its module decides
+                name = sys._getframe(2).f_globals.get("__name__")
+                if name != module and not (module in _MAIN_NAMES and name in _MAIN_NAMES):
+                    continue
+            spec = index
+            break
+        unit_of[code] = spec
+        return spec
+
+    def on_start(code, offset):
+        spec = spec_for(code)
+        if spec < 0:
+            return mon.DISABLE
+        markers.begin(spec)
+
+    def on_return(code, offset, value):
+        spec = unit_of.get(code, -1)
+        if spec < 0:
+            return mon.DISABLE
+        markers.unit_end(spec)
+
+    def on_unwind(code, offset, exception):
+        spec = unit_of.get(code, -1)
+        if spec >= 0:
+            markers.unit_end(spec)
+
+    mon.register_callback(tool, events.PY_START, on_start)
+    mon.register_callback(tool, events.PY_RETURN, on_return)
+    mon.register_callback(tool, events.PY_UNWIND, on_unwind)
+    mon.set_events(tool, events.PY_START | events.PY_RETURN | events.PY_UNWIND)
+
+
+def _wrap(function, spec):
+    """The unit function, called between the markers.
+
+    The wrapper finds the markers at call time through sys.modules instead of closing over
+    them: cloudpickle (joblib's loky) pickles __main__ functions by value, closure included, and
+    ctypes objects cannot be pickled. A process without the bootstrap just runs the function.
+    """
+    import functools
+    if getattr(function, "__unitmeter_unit__", False):
+        return function
+
+    @functools.wraps(function)
+    def unit(*args, **kwargs):
+        markers = getattr(sys.modules.get("sitecustomize"), "_unitmeter_markers", None)
+        if markers is None:
+            return function(*args, **kwargs)
+        markers.begin(spec)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            markers.unit_end(spec)
+
+    unit.__unitmeter_unit__ = True
+    return unit
+
+
+def _wrap_in(namespace_get, namespace_set, owner_module, qualname, spec, markers):
+    """Wrap qualname ('f' or 'Class.f') found through a namespace; True when it was found."""
+    import types
+    parts = qualname.split(".")
+    holder = None
+    target = namespace_get(parts[0])
+    for part in parts[1:]:
+        holder = target
+        target = getattr(target, "__dict__", {}).get(part)
+    if target is None:
+        return False
+    raw = target
+    if isinstance(raw, (staticmethod, classmethod)):
+        target = raw.__func__
+    if not isinstance(target, types.FunctionType) or target.__qualname__ != qualname:
+        return False
+    if target.__module__ != owner_module and not (
+            owner_module in _MAIN_NAMES and target.__module__ in _MAIN_NAMES):
+        return False  # a re-export: the defining module's binding is the one to wrap
+    wrapped = _wrap(target, spec)
+    if isinstance(raw, (staticmethod, classmethod)):
+        wrapped = type(raw)(wrapped)
+    if holder is None:
+        namespace_set(parts[0], wrapped)
+    else:
+        setattr(holder, parts[-1], wrapped)
+    return True
+
+
+def _install_wrapping(specs, markers):
+    """3.6-3.11: wrap each unit function in the module that defines it."""
+    pending_main = [s for s in specs if s[1] is None or s[1] in _MAIN_NAMES]
+    wanted = [s for s in specs if s[1] is None or s[1] not in _MAIN_NAMES]
+
+    import types
+
+    def scan_module(module):
+        if not isinstance(module, types.ModuleType):
+            return False  # sys.modules may hold other objects; they define no functions
+        name = getattr(module, "__name__", None)
+        found = False
+        for index, mod, qualname in wanted:
+            if mod is not None and mod != name:
+                continue
+            ns = module.__dict__
+            if _wrap_in(ns.get, ns.__setitem__, name, qualname, index, markers):
+                found = True
+        return found
+
+    if wanted:
+        _install_import_hook(scan_module, [s[1] for s in wanted])
+
+    if not pending_main:
+        return
+    remaining = list(pending_main)
+
+    def main_lines(frame, event, arg):
+        ns = frame.f_globals
+        for spec in list(remaining):
+            index, _, qualname = spec
+            if _wrap_in(ns.get, ns.__setitem__, ns.get("__name__"), qualname, index, markers):
+                remaining.remove(spec)
+        if not remaining:
+            sys.settrace(None)  # every unit function is wrapped: the program runs untraced
+            return None
+        return main_lines
+
+    def on_call(frame, event, arg):
+        # only the main module's top level is traced, line by line, until the defs have run
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") in _MAIN_NAMES:
+            return main_lines
+        return None
+
+    sys.settrace(on_call)
+
+
+def _install_import_hook(scan_module, modules):
+    """After each module of interest is executed, wrap its unit functions."""
+    import importlib.abc
+    import importlib.machinery
+
+    any_module = None in modules
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if not any_module and fullname not in modules:
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+            exec_module = loader.exec_module
+
+            def exec_and_wrap(module):
+                exec_module(module)
+                scan_module(module)
+
+            try:
+                loader.exec_module = exec_and_wrap
+            except (AttributeError, TypeError):
+                pass  # a loader that cannot be patched: its modules stay unwrapped
+            return spec
+
+    sys.meta_path.insert(0, Finder())
+    for module in list(sys.modules.values()):  # already imported before the bootstrap ran
+        if module is not None and (any_module or getattr(module, "__name__", None) in modules):
+            scan_module(module)
+
+
+def _chain_sitecustomize():
+    """Run the sitecustomize this one hides (Debian ships one), if there is one on the path."""
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        directory = os.path.abspath(entry or ".")
+        candidate = os.path.join(directory, "sitecustomize.py")
+        if directory != here and os.path.isfile(candidate):
+            spec = importlib.util.spec_from_file_location("_unitmeter_chained_sitecustomize",
+                                                          candidate)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return
+
+
+def _bootstrap():
+    specs_text = os.environ.get("UNITMETER_PY_UNITS")
+    library = os.environ.get("UNITMETER_MARKER_LIB")
+    if not specs_text or not library:
+        return
+    try:
+        specs = _parse_specs(specs_text)
+        markers = _Markers(library, os.environ.get("UNITMETER_PY_REPORT"))
+        global _unitmeter_markers
+        _unitmeter_markers = markers
+        if sys.version_info >= (3, 12):
+            _install_monitoring(specs, markers)
+        else:
+            _install_wrapping(specs, markers)
+    except Exception as exc:  # the traced program must run even if the bootstrap cannot
+        _warn("python units are off in process %d: %s" % (os.getpid(), exc))
+
+
+_bootstrap()
+try:
+    _chain_sitecustomize()
+except Exception as exc:
+    _warn("the program's own sitecustomize failed: %s" % exc)

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * python: units on real interpreters: Debian's /usr/bin/python3.11 (numpy, scikit-learn, joblib)
+ * and the pyenv builds 3.12 and 3.13 when present. Truths come from the scripts themselves: the
+ * sizes they allocate, the calls they count, their worker pids and time.thread_time().
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define DEBIAN_PYTHON "/usr/bin/python3.11"
+
+TestSuite(python, .init = require_tracing, .timeout = 120);
+
+static const char *script(void)
+{
+	static __thread char path[512];
+
+	snprintf(path, sizeof(path), "%s/../../tools/workloads/python/py_units.py",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	return path;
+}
+
+static const char *pyenv(const char *version)
+{
+	static __thread char path[256];
+
+	snprintf(path, sizeof(path), "/root/.pyenv/versions/%s/bin/python", version);
+	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* Run the script under unitmeter with the given interpreter and mode arguments. */
+static json_t *run_py(struct um_result *r, const char *python, const char *const *mode)
+{
+	const char *args[40] = { "run", "-q", "--unit", "python:fit_gfmm", python, script() };
+	int n = 6;
+
+	for (int i = 0; mode[i] && n < 38; i++)
+		args[n++] = mode[i];
+	args[n] = NULL;
+	um_run(r, true, args);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert_not_null(r->truth, "the script printed no truth: %s\n%s", r->out, r->err);
+	return jget(r->manifest, "units");
+}
+
+static void expect_sizes(const char *python, bool numpy)
+{
+	const char *mode[] = { "--mode", "alloc", "--sizes", "32,64,16,48", numpy ? "--numpy" : NULL, NULL };
+	struct um_result r;
+	json_t *units = run_py(&r, python, mode), *u, *sizes = jget(r.truth, "sizes_mib");
+	size_t i;
+
+	cr_assert_eq(json_array_size(units), json_array_size(sizes), "%s", r.err);
+	json_array_foreach(units, i, u) {
+		double truth = json_number_value(json_array_get(sizes, i)) * MIB_F;
+
+		cr_expect(within(jnum(u, "peak_rss_delta_bytes"), truth, 0.02, 2 * MIB_F),
+			  "%s unit %zu: delta %.0f, allocated %.0f", python, i,
+			  jnum(u, "peak_rss_delta_bytes"), truth);
+		cr_expect_str_eq(json_string_value(jget(u, "spec")), "python:fit_gfmm");
+	}
+	cr_expect(json_is_string(jget(jget(r.manifest, "hardware"), "python_version")),
+		  "the traced interpreter's version is recorded");
+	um_result_free(&r);
+}
+
+Test(python, debian_numpy_array_peak)
+{
+	if (access(DEBIAN_PYTHON, X_OK))
+		cr_skip_test("%s is absent", DEBIAN_PYTHON);
+	expect_sizes(DEBIAN_PYTHON, true);
+}
+
+Test(python, pyenv_312_bytearray_peak)
+{
+	const char *py = pyenv("3.12.1");
+
+	if (!py)
+		cr_skip_test("pyenv 3.12.1 is absent");
+	expect_sizes(py, false);
+}
+
+Test(python, pyenv_313_bytearray_peak)
+{
+	const char *py = pyenv("3.13.0");
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_sizes(py, false);
+}
+
+/* Plain calls, a recursive one and one that raises: one unit each, every one complete. */
+static void expect_counts(const char *python)
+{
+	const char *mode[] = { "--mode", "counts", NULL };
+	struct um_result r;
+	json_t *units = run_py(&r, python, mode), *u;
+	size_t i;
+
+	cr_expect_eq(json_array_size(units), (size_t)jnum(r.truth, "calls"),
+		     "%s: %zu units for %.0f calls", python, json_array_size(units), jnum(r.truth, "calls"));
+	json_array_foreach(units, i, u)
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+	um_result_free(&r);
+}
+
+Test(python, counts_recursion_and_exceptions_debian)
+{
+	if (access(DEBIAN_PYTHON, X_OK))
+		cr_skip_test("%s is absent", DEBIAN_PYTHON);
+	expect_counts(DEBIAN_PYTHON);
+}
+
+Test(python, counts_recursion_and_exceptions_312)
+{
+	const char *py = pyenv("3.12.1");
+
+	if (!py)
+		cr_skip_test("pyenv 3.12.1 is absent");
+	expect_counts(py);
+}
+
+Test(python, counts_recursion_and_exceptions_313)
+{
+	const char *py = pyenv("3.13.0");
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_counts(py);
+}
+
+/* A pool of two workers: each fit is a unit of the worker that ran it, with its CPU. */
+static void expect_pool(const char *python, const char *start)
+{
+	const char *mode[] = { "--mode", "pool", "--start", start, NULL };
+	struct um_result r;
+	json_t *units = run_py(&r, python, mode), *fits = jget(r.truth, "fits"), *f, *u;
+	size_t i, j;
+
+	cr_assert_eq(json_array_size(units), json_array_size(fits), "%s: %zu units: %s", start,
+		     json_array_size(units), r.err);
+	/* match the k-th fit of each worker pid in both lists */
+	json_array_foreach(fits, i, f) {
+		long pid = (long)jnum(f, "pid");
+		size_t k = 0, seen = 0;
+		bool found = false;
+
+		for (j = 0; j < i; j++)
+			k += (long)jnum(json_array_get(fits, j), "pid") == pid;
+		json_array_foreach(units, j, u) {
+			if ((long)jnum(u, "pid") != pid || seen++ != k)
+				continue;
+			found = true;
+			cr_expect(within(jnum(u, "cpu_s"), jnum(f, "cpu_s"), 0.05, 0),
+				  "%s pid %ld fit %zu: cpu %.4f, thread_time %.4f (wall %.4f)", start,
+				  pid, k, jnum(u, "cpu_s"), jnum(f, "cpu_s"), jnum(u, "wall_s"));
+		}
+		cr_expect(found, "%s: no unit for fit %zu of worker %ld", start, k, pid);
+	}
+	/* the per-process breakdown says which worker did what */
+	json_array_foreach(fits, i, f)
+		cr_expect_geq(jnum(proc_record(r.manifest, (long)jnum(f, "pid")), "units"), 1);
+	um_result_free(&r);
+}
+
+Test(python, pool_fork)
+{
+	expect_pool(DEBIAN_PYTHON, "fork");
+}
+
+Test(python, pool_spawn)
+{
+	expect_pool(DEBIAN_PYTHON, "spawn");
+}
+
+Test(python, pool_forkserver)
+{
+	expect_pool(DEBIAN_PYTHON, "forkserver");
+}
+
+Test(python, process_pool_executor)
+{
+	expect_pool(DEBIAN_PYTHON, "executor");
+}
+
+Test(python, joblib_loky)
+{
+	if (system(DEBIAN_PYTHON " -c 'import joblib' 2>/dev/null"))
+		cr_skip_test("Debian's python3-joblib is not installed");
+	expect_pool(DEBIAN_PYTHON, "joblib");
+}
+
+Test(python, pool_spawn_313)
+{
+	const char *py = pyenv("3.13.0");
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_pool(py, "spawn");
+}
+
+/* Methods and a module function found by the import hook (3.11) and sys.monitoring (3.13). */
+static void expect_methods(const char *python)
+{
+	const char *args[] = { "run", "-q", "--unit", "python:Model.fit", "--unit",
+			       "python:py_units_mod:solve", python, script(), "--mode", "method", NULL };
+	struct um_result r;
+	json_t *units, *u;
+	size_t i, method = 0, module = 0;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	units = jget(r.manifest, "units");
+	json_array_foreach(units, i, u) {
+		const char *spec = json_string_value(jget(u, "spec"));
+
+		method += !strcmp(spec, "python:Model.fit");
+		module += !strcmp(spec, "python:py_units_mod:solve");
+	}
+	cr_expect_eq(method, (size_t)jnum(r.truth, "method_calls"), "%s: Model.fit units", python);
+	cr_expect_eq(module, (size_t)jnum(r.truth, "module_calls"), "%s: module units", python);
+	cr_expect(within(jnum(json_array_get(units, 1), "peak_rss_delta_bytes"), 24 * MIB_F, 0.02, 2 * MIB_F),
+		  "solve(24): delta %.0f", jnum(json_array_get(units, 1), "peak_rss_delta_bytes"));
+	um_result_free(&r);
+}
+
+Test(python, methods_and_modules_debian)
+{
+	expect_methods(DEBIAN_PYTHON);
+}
+
+Test(python, methods_and_modules_313)
+{
+	const char *py = pyenv("3.13.0");
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_methods(py);
+}
+
+/* A million calls of other functions around one fit: one unit (speed is make bench's). */
+Test(python, other_calls_are_not_units)
+{
+	const char *mode[] = { "--mode", "calls", "--n", "1000000", NULL };
+	struct um_result r;
+	json_t *units = run_py(&r, DEBIAN_PYTHON, mode);
+
+	cr_expect_eq(json_array_size(units), 1);
+	um_result_free(&r);
+}
+
+Test(python, target_facts_in_the_hardware_record)
+{
+	const char *mode[] = { "--mode", "alloc", "--sizes", "8", "--numpy", NULL };
+	struct um_result r;
+	json_t *hw, *blas, *pool;
+	size_t i;
+	bool has_blas = false;
+
+	setenv("OMP_NUM_THREADS", "3", 1);
+	run_py(&r, DEBIAN_PYTHON, mode);
+	hw = jget(r.manifest, "hardware");
+	cr_expect_str_eq(json_string_value(jget(hw, "python_version")), "3.11.2");
+	cr_expect_str_eq(json_string_value(jget(jget(hw, "thread_env"), "OMP_NUM_THREADS")), "3",
+			 "thread_env comes from the target");
+	blas = jget(hw, "blas");
+	json_array_foreach(blas, i, pool)
+		has_blas |= strstr(json_string_value(jget(pool, "backend")), "blas") != NULL;
+	cr_expect(has_blas, "numpy's BLAS is mapped: %s", json_dumps(blas, 0));
+	um_result_free(&r);
+}
+
+static void expect_refused(const char *python, const char *const *extra, const char *message)
+{
+	const char *args[16] = { "run", "--unit", "python:fit_gfmm", python };
+	struct um_result r;
+	int n = 4;
+
+	for (int i = 0; extra && extra[i]; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_not_null(strstr(r.err, message), "%s", r.err);
+	cr_expect_null(r.manifest, "nothing may start");
+	um_result_free(&r);
+}
+
+Test(python, unsupported_interpreter_is_named)
+{
+	const char *py = pyenv("2.7.18");
+	const char *extra[] = { "-c", "pass", NULL };
+
+	if (!py)
+		cr_skip_test("pyenv 2.7.18 is absent");
+	expect_refused(py, extra, "is CPython 2.7.18; supported: CPython 3.6 or newer");
+}
+
+Test(python, isolated_mode_is_refused)
+{
+	const char *extra[] = { "-I", "-c", "pass", NULL };
+
+	expect_refused(DEBIAN_PYTHON, extra, "'-I' makes Python ignore PYTHONPATH");
+}
+
+Test(python, malformed_spec_is_refused)
+{
+	struct um_result r;
+	const char *args[] = { "run", "--unit", "python:fit gfmm", DEBIAN_PYTHON, "-c", "pass", NULL };
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "is malformed: write python:QUALNAME"), "%s", r.err);
+	um_result_free(&r);
+}
