@@ -49,8 +49,11 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	struct um_proc *proc;
 
 	th->runtime_seen_ns = runtime;
+	th->last_out_ns = now;
 	th->running = 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!proc)
+		__sync_fetch_and_add(&orphan_slices, 1);
 	if (proc) {
 		__sync_fetch_and_add(&proc->cpu_ns, s.cpu_ns);
 		if (proc->units[0]) {

@@ -20,5 +20,8 @@ __u64 next_unit_id;
 __u64 lost_records;
 __u64 map_full;
 __u64 scope_overflows;
+__u64 thread_collisions;
+__u64 orphan_slices;
+__u64 switch_in_misses;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -61,7 +61,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	th.tgid = tgid;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
-	map_insert(&threads, &tid, &th);
+	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */
+	if (bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST) == -17 /* EEXIST */) {
+		__sync_fetch_and_add(&thread_collisions, 1);
+		bpf_map_update_elem(&threads, &tid, &th, BPF_EXIST);
+	}
 	if (tgid == ptgid) {
 		/* a new thread of a tracked process */
 		__sync_fetch_and_add(&pproc->live_threads, 1);

@@ -81,6 +81,12 @@ extern __u64 next_unit_id;
 extern __u64 lost_records;
 extern __u64 map_full;
 extern __u64 scope_overflows;
+/* a new thread whose tid still had an entry (a missed exit): its CPU may be misattributed */
+extern __u64 thread_collisions;
+/* slices of a tracked thread whose process was already gone */
+extern __u64 orphan_slices;
+/* a unit's closing thread found marked off-CPU: its switch-in was not seen (see units.bpf.c) */
+extern __u64 switch_in_misses;
 
 static __always_inline __u32 current_tgid(void)
 {

@@ -140,6 +140,7 @@ struct um_thread {
 	__u64 on_cpu_since_ns; /* bpf_ktime_get_ns() at switch-in */
 	__u64 runtime_seen_ns; /* se.sum_exec_runtime already accounted */
 	__u64 steal_at_in_ns;  /* the CPU's cumulative steal time at switch-in */
+	__u64 last_out_ns;     /* bpf_ktime_get_ns() at the last switch-out */
 	__u32 cpu;             /* where it was switched in */
 	__u32 pad;
 };

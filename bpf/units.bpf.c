@@ -25,29 +25,53 @@ static __always_inline bool proc_in_unit(__u32 tgid, __u64 id)
 	return proc && (proc->units[0] == id || proc->units[1] == id);
 }
 
-/*
- * A scope thread still on a CPU when the unit closes: its running slice so far counts, as a
- * wall-clock span. For the closing thread (usually the only one) the steal inside the span is
- * taken off, as the scheduler's clock does; another CPU's steal cannot be read from here.
- */
+/* Another scope thread still on a CPU when the unit closes: its running slice so far counts. */
 static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread *th,
 			      struct unit_edge *edge)
 {
-	__u64 since, span, steal_base;
+	__u64 since;
 
-	if (!th->running || !proc_in_unit(th->tgid, edge->id))
+	if (*tid == edge->closer_tid || !th->running || !proc_in_unit(th->tgid, edge->id))
 		return 0;
 	since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-	if (edge->now <= since)
+	if (edge->now > since)
+		edge->cpu_ns += edge->now - since;
+	return 0;
+}
+
+/*
+ * The closing thread is on its CPU by definition. Its slice so far is the wall-clock span since
+ * its switch-in, less the steal inside it. On these machines a switch-in is now and then not
+ * seen (the thread is found marked off-CPU), so the scheduler's own count since the last
+ * switch-out, exact to the last tick, stands in as a floor; such misses are counted.
+ */
+static __always_inline __u64 closer_slice(struct unit_edge *edge)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
+	__u64 span = 0, runtime, inside, steal_base;
+
+	if (!th)
 		return 0;
-	span = edge->now - since;
-	if (*tid == edge->closer_tid) {
+	inside = edge->now > edge->start_ns ? edge->now - edge->start_ns : 0;
+	inside = on_cpu_span(inside, edge->start_cpu == th->cpu ? edge->start_steal_ns :
+				     edge->closer_steal_ns, edge->closer_steal_ns);
+	if (th->running) {
+		__u64 since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
+
 		steal_base = th->on_cpu_since_ns > edge->start_ns ? th->steal_at_in_ns :
 			     edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
-		span = on_cpu_span(span, steal_base, edge->closer_steal_ns);
+		if (edge->now > since)
+			span = on_cpu_span(edge->now - since, steal_base, edge->closer_steal_ns);
+	} else {
+		__sync_fetch_and_add(&switch_in_misses, 1);
 	}
-	edge->cpu_ns += span;
-	return 0;
+	runtime = task->se.sum_exec_runtime;
+	runtime = runtime > th->runtime_seen_ns ? runtime - th->runtime_seen_ns : 0;
+	/* accounted up to a switch-out before the unit began: only the part inside counts */
+	if (th->last_out_ns < edge->start_ns && runtime > inside)
+		runtime = inside;
+	return span > runtime ? span : runtime;
 }
 
 static long forget_in_proc(struct bpf_map *map, __u32 *tgid, struct um_proc *proc, __u64 *id)
@@ -77,6 +101,7 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
 	edge.closer_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
+	edge.cpu_ns = closer_slice(&edge);
 	bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
 	/* from here on no slice or page of the scope is charged to this unit */
 	bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);

@@ -155,8 +155,11 @@ static void expect_pool(const char *python, const char *start)
 				continue;
 			found = true;
 			cr_expect(within(jnum(u, "cpu_s"), jnum(f, "cpu_s"), 0.05, 0),
-				  "%s pid %ld fit %zu: cpu %.4f, thread_time %.4f (wall %.4f)", start,
-				  pid, k, jnum(u, "cpu_s"), jnum(f, "cpu_s"), jnum(u, "wall_s"));
+				  "%s pid %ld fit %zu: cpu %.4f, thread_time %.4f (wall %.4f, "
+				  "collisions %.0f, orphans %.0f)", start, pid, k, jnum(u, "cpu_s"),
+				  jnum(f, "cpu_s"), jnum(u, "wall_s"),
+				  jnum(jget(r.manifest, "run"), "thread_collisions"),
+				  jnum(jget(r.manifest, "run"), "orphan_slices"));
 		}
 		cr_expect(found, "%s: no unit for fit %zu of worker %ld", start, k, pid);
 	}

@@ -4,7 +4,9 @@
  * measured of themselves (VmRSS, CPU clocks, file sizes).
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -179,14 +181,17 @@ Test(run, unprivileged_user_is_told_what_is_needed)
 	ssize_t n;
 	pid_t pid;
 
+	char bin[PATH_MAX];
+
 	cr_assert_not_null(nobody);
+	cr_assert_not_null(realpath(unitmeter_bin(), bin), "no unitmeter binary at %s", unitmeter_bin());
 	cr_assert_eq(pipe(pipefd), 0);
 	pid = fork();
 	if (pid == 0) {
 		dup2(pipefd[1], 2);
 		if (chdir("/tmp") || setgid(nobody->pw_gid) || setuid(nobody->pw_uid))
 			_exit(98);
-		execl(unitmeter_bin(), "unitmeter", "run", "/bin/true", (char *)NULL);
+		execl(bin, "unitmeter", "run", "/bin/true", (char *)NULL);
 		_exit(99);
 	}
 	close(pipefd[1]);

@@ -72,8 +72,9 @@ Test(units, cpu_within_2_percent_of_thread_clocks)
 		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
 
 		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clock %.4f s "
-			  "(wall %.4f s, start_ns %.0f)", i, cpu, clock, jnum(u, "wall_s"),
-			  jnum(u, "start_ns"));
+			  "(wall %.4f s, start_ns %.0f, switch-in misses %.0f)", i, cpu, clock,
+			  jnum(u, "wall_s"), jnum(u, "start_ns"),
+			  jnum(jget(r.manifest, "run"), "switch_in_misses"));
 	}
 	um_result_free(&r);
 }
@@ -181,9 +182,9 @@ Test(units, concurrent_workers_measured_apart)
 				  jnum(u, "peak_rss_delta_bytes"), jnum(t, "bytes"));
 			cr_expect(within(jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9, 0.05, 0),
 				  "pid %ld unit %zu: cpu %.4f, clock %.4f (wall %.4f, start_ns %.0f, "
-				  "lost %.0f)", pid, k, jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9,
+				  "lost %.0f) %s", pid, k, jnum(u, "cpu_s"), jnum(t, "cpu_ns") / 1e9,
 				  jnum(u, "wall_s"), jnum(u, "start_ns"),
-				  jnum(jget(r.manifest, "run"), "lost_events"));
+				  jnum(jget(r.manifest, "run"), "lost_events"), json_dumps(u, 0));
 			break;
 		}
 		cr_expect_eq(seen > k, true, "no unit %zu for pid %ld", k, pid);
@@ -364,7 +365,3 @@ Test(units, non_elf_file_is_named)
 	expect_refused("/etc/passwd:main", workload("units"), "/etc/passwd is not an ELF executable");
 }
 
-Test(units, python_spec_is_refused_with_a_reason)
-{
-	expect_refused("python:fit", workload("units"), "Python functions are not supported");
-}

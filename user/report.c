@@ -395,6 +395,9 @@ static json_t *run_json(const struct report *r)
 			"map_full_events", (json_int_t)r->counters.map_full,
 			"scope_overflows", (json_int_t)r->counters.scope_overflows);
 	set_exit_fields(run, r->have_exit, r->wait_status);
+	json_object_set_new(run, "thread_collisions", json_integer((json_int_t)r->counters.thread_collisions));
+	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)r->counters.orphan_slices));
+	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)r->counters.switch_in_misses));
 	json_object_set_new(run, "per_process", table);
 	return run;
 }

@@ -284,6 +284,9 @@ void tracer__counters(struct tracer *t, struct tracer_counters *c)
 	c->lost_records = t->skel->bss->lost_records;
 	c->map_full = t->skel->bss->map_full;
 	c->scope_overflows = t->skel->bss->scope_overflows;
+	c->thread_collisions = t->skel->bss->thread_collisions;
+	c->orphan_slices = t->skel->bss->orphan_slices;
+	c->switch_in_misses = t->skel->bss->switch_in_misses;
 }
 
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),

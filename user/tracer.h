@@ -40,6 +40,9 @@ struct tracer_counters {
 	uint64_t lost_records;
 	uint64_t map_full;
 	uint64_t scope_overflows;
+	uint64_t thread_collisions;
+	uint64_t orphan_slices;
+	uint64_t switch_in_misses;
 };
 
 /* A tracked process still alive when tracing stops, with its slices closed at that moment. */
