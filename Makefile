@@ -154,6 +154,27 @@ demo-python: deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so
 	@tools/demo/run-demo-python.sh $(abspath $(OUTPUT)/unitmeter)
 
+# Benchmarks: accuracy and overhead against time -v, the seed's poller and a bpftrace script.
+# Never a timing failure; a crash or a lost event fails loudly.
+BENCH_PACKAGES := bpftrace python3-psutil time
+.PHONY: bench bench-quick bench-deps
+bench-deps: deps
+	@missing=$$(for p in $(BENCH_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "bench: installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+bench: bench-deps tracefs
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
+	@/usr/bin/python3 tools/bench/bench.py
+
+bench-quick: bench-deps tracefs
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
+	@/usr/bin/python3 tools/bench/bench.py --quick
+
 .PHONY: clean
 clean:
 	rm -rf .output .output-san unitmeter

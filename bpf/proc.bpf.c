@@ -6,46 +6,6 @@
  */
 #include "state.bpf.h"
 
-/*
- * A tracked thread entering fork gets an empty pending_mm slot: the first unknown mm it then
- * touches (curr=0) is its child's copy (rss.bpf.c). Leaving fork drops the slot; the child is
- * bound in sched_process_fork, before the syscall returns.
- */
-static __always_inline void fork_enter(void)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, empty = 0;
-
-	if (bpf_map_lookup_elem(&procs, &tgid))
-		bpf_map_update_elem(&pending_mm, &tid, &empty, BPF_ANY);
-}
-
-static __always_inline void fork_exit(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	bpf_map_delete_elem(&pending_mm, &tid);
-}
-
-#define FORK_SYSCALL(name)                                                          \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                \
-	int handle_##name##_enter(void *ctx)                                       \
-	{                                                                          \
-		fork_enter();                                                      \
-		return 0;                                                          \
-	}                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                 \
-	int handle_##name##_exit(void *ctx)                                        \
-	{                                                                          \
-		fork_exit();                                                       \
-		return 0;                                                          \
-	}
-
-FORK_SYSCALL(clone)
-FORK_SYSCALL(clone3)
-FORK_SYSCALL(fork)
-FORK_SYSCALL(vfork)
-
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {

@@ -20,21 +20,21 @@
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct um_proc);
 } procs_map_t;
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct um_mm);
 } mms_map_t;
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
+	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct um_thread);
 } threads_map_t;
@@ -64,7 +64,8 @@ typedef struct {
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	/* 8 MiB: about 80,000 unit records, a second of a storm of tiny units */
+	__uint(max_entries, 8 << 20);
 } events_map_t;
 
 extern procs_map_t procs SEC(".maps");

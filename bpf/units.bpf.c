@@ -92,21 +92,36 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	struct um_unit_record *rec;
 	struct um_proc *owner;
 	struct um_unit *unit;
+	bool alone;
 
 	unit = bpf_map_lookup_elem(&units, &id);
 	if (!unit)
 		return 0;
+	owner = bpf_map_lookup_elem(&procs, &tgid);
 	edge.start_ns = unit->start_ns;
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
 	edge.closer_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
 	edge.cpu_ns = closer_slice(&edge);
-	bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
-	/* from here on no slice or page of the scope is charged to this unit */
-	bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);
-	bpf_for_each_map_elem(&mms, forget_in_mm, &id, 0);
-	owner = bpf_map_lookup_elem(&procs, &tgid);
+	/*
+	 * A single-threaded process that forked nothing inside the unit (most fits) needs no walk
+	 * over the maps: its own lists are the only ones that name the unit. A call storm of tiny
+	 * units would otherwise pay for every bucket of three maps on each return.
+	 */
+	alone = owner && unit->processes == 1 && owner->live_threads == 1;
+	if (alone) {
+		struct um_mm *mm = owner->mm_id ? bpf_map_lookup_elem(&mms, &owner->mm_id) : NULL;
+
+		units_remove(owner->units, id);
+		if (mm)
+			units_remove(mm->units, id);
+	} else {
+		bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
+		/* from here on no slice or page of the scope is charged to this unit */
+		bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);
+		bpf_for_each_map_elem(&mms, forget_in_mm, &id, 0);
+	}
 	if (owner && owner->own_unit == id) {
 		owner->own_unit = 0;
 		owner->unit_depth = 0;

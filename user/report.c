@@ -18,6 +18,8 @@
 #define UM_SCHEMA "unitmeter.run/1"
 #define UM_VERSION "0.1.0"
 /* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
+/* Progress lines per second at most. */
+#define UM_PROGRESS_LINES 20
 /* Units listed in the closing table; the manifest has them all. */
 #define UM_TABLE_ROWS 40
 #define UM_JSON_FLAGS (JSON_REAL_PRECISION(15) | JSON_COMPACT)
@@ -36,7 +38,12 @@ struct report {
 	const struct report_config *cfg;
 	struct proc_row *procs;
 	size_t n_procs, cap_procs;
-	json_t *units;
+	/* finished units as the kernel sent them: 96 bytes each, JSON is made when written */
+	struct um_unit_record *units;
+	size_t n_units, cap_units;
+	char *spec_json[UM_MAX_SPECS]; /* each spec as a JSON string, escaped once */
+	uint64_t progress_second_ns;
+	size_t progress_lines, progress_skipped;
 	FILE *stream;
 	int stream_err;
 	uint64_t t0_ns, stop_ns;
@@ -71,7 +78,17 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 		return NULL;
 	}
 	r->cfg = cfg;
-	r->units = json_array();
+	for (size_t i = 0; i < cfg->n_specs && i < UM_MAX_SPECS; i++) {
+		json_t *text = json_string(cfg->specs[i].text);
+
+		r->spec_json[i] = text ? json_dumps(text, JSON_ENCODE_ANY) : NULL;
+		json_decref(text);
+		if (!r->spec_json[i]) {
+			snprintf(err, errlen, "out of memory");
+			report__free(r);
+			return NULL;
+		}
+	}
 	if (cfg->units_jsonl) {
 		r->stream = um_create_output(cfg->units_jsonl, cfg->owner_uid, cfg->owner_gid);
 		if (!r->stream) {
@@ -148,61 +165,115 @@ static double seconds(uint64_t ns)
 	return ns / 1e9;
 }
 
-static json_t *unit_json(struct report *r, const struct um_unit_record *u)
+static double unit_wall_s(const struct um_unit_record *u)
 {
-	double wall = seconds(u->end_ns - u->start_ns), cpu = seconds(u->cpu_ns);
-	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
-	const char *spec = u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
+	return seconds(u->end_ns - u->start_ns);
+}
 
-	return json_pack("{s:I, s:s?, s:i, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s}",
-			 "index", (json_int_t)json_array_size(r->units),
-			 "spec", spec,
-			 "pid", (int)u->pid,
-			 "start_ns", (json_int_t)(u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0),
-			 "wall_s", um_round(wall, 6),
-			 "cpu_s", um_round(cpu, 6),
-			 "cpu_utilisation", um_round(wall > 0 ? cpu / wall : 0.0, 3),
-			 "peak_rss_bytes", (json_int_t)u->peak_rss_bytes,
-			 "peak_rss_delta_bytes", (json_int_t)delta,
-			 "start_rss_bytes", (json_int_t)u->start_rss_bytes,
-			 "n_samples", (json_int_t)u->n_rss_changes,
-			 "output_bytes", (json_int_t)u->output_bytes,
-			 "page_alloc_bytes", (json_int_t)u->page_alloc_bytes,
-			 "processes", (int)u->processes,
-			 "threads", (int)u->threads,
-			 "status", u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete");
+/*
+ * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
+ * cost a JSON tree each (the spec strings were escaped once, by jansson, in report__new).
+ */
+static int unit_line(const struct report *r, const struct um_unit_record *u, size_t index,
+		     char *buf, size_t len)
+{
+	double wall = unit_wall_s(u), cpu = seconds(u->cpu_ns);
+	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
+	const char *spec = u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null";
+	const char *reason = u->status == UM_UNIT_INCOMPLETE_EXEC ? ", \"incomplete_reason\": \"exec\"" :
+			     u->status == UM_UNIT_INCOMPLETE_EXIT ? ", \"incomplete_reason\": \"exit\"" : "";
+
+	return snprintf(buf, len,
+			"{\"index\": %zu, \"spec\": %s, \"pid\": %u, \"start_ns\": %llu, "
+			"\"wall_s\": %.6f, \"cpu_s\": %.6f, \"cpu_utilisation\": %.3f, "
+			"\"peak_rss_bytes\": %llu, \"peak_rss_delta_bytes\": %llu, "
+			"\"start_rss_bytes\": %llu, \"n_samples\": %llu, \"output_bytes\": %llu, "
+			"\"page_alloc_bytes\": %llu, \"processes\": %u, \"threads\": %u, "
+			"\"status\": \"%s\"%s}",
+			index, spec, u->pid,
+			(unsigned long long)(u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0),
+			wall, cpu, wall > 0 ? cpu / wall : 0.0,
+			(unsigned long long)u->peak_rss_bytes, (unsigned long long)delta,
+			(unsigned long long)u->start_rss_bytes, (unsigned long long)u->n_rss_changes,
+			(unsigned long long)u->output_bytes, (unsigned long long)u->page_alloc_bytes,
+			u->processes, u->threads,
+			u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete", reason);
+}
+
+/*
+ * One progress line per unit, but no more than UM_PROGRESS_LINES a second: a storm of tiny
+ * units gets a count per second instead of a flood.
+ */
+static bool progress_line_due(struct report *r, uint64_t now_ns)
+{
+	if (now_ns - r->progress_second_ns >= 1000000000ULL) {
+		if (r->progress_skipped)
+			fprintf(stderr, "... and %zu more units in that second\n", r->progress_skipped);
+		r->progress_second_ns = now_ns;
+		r->progress_lines = 0;
+		r->progress_skipped = 0;
+	}
+	if (r->progress_lines < UM_PROGRESS_LINES) {
+		r->progress_lines++;
+		return true;
+	}
+	r->progress_skipped++;
+	return false;
 }
 
 static void on_unit(struct report *r, const struct um_unit_record *u)
 {
-	json_t *unit = unit_json(r, u);
+	char line[1024];
 
-	if (!unit)
-		return;
-	if (u->status == UM_UNIT_INCOMPLETE_EXEC)
-		json_object_set_new(unit, "incomplete_reason", json_string("exec"));
-	else if (u->status == UM_UNIT_INCOMPLETE_EXIT)
-		json_object_set_new(unit, "incomplete_reason", json_string("exit"));
+	if (r->n_units == r->cap_units) {
+		size_t cap = r->cap_units ? r->cap_units * 2 : 256;
+		struct um_unit_record *bigger = realloc(r->units, cap * sizeof(*bigger));
+
+		if (!bigger) {
+			um_err("out of memory keeping unit %zu", r->n_units);
+			return;
+		}
+		r->units = bigger;
+		r->cap_units = cap;
+	}
+	unit_line(r, u, r->n_units, line, sizeof(line));
 	if (r->stream && !r->stream_err) {
-		/* one line and a flush per unit: a run killed at any moment keeps every finished unit */
-		if (json_dumpf(unit, r->stream, UM_JSON_FLAGS) || fputc('\n', r->stream) == EOF ||
-		    fflush(r->stream)) {
+		/* flushed after each batch the ring buffer hands over (report__flush), milliseconds */
+		if (fputs(line, r->stream) == EOF || fputc('\n', r->stream) == EOF) {
 			r->stream_err = -errno;
 			um_err("cannot append to the units stream %s: %s", r->cfg->units_jsonl,
 			       strerror(errno));
 		}
 	}
-	if (!r->cfg->quiet) {
-		double wall = json_real_value(json_object_get(unit, "wall_s"));
+	if (!r->cfg->quiet && progress_line_due(r, u->end_ns)) {
+		double wall = unit_wall_s(u);
 
 		fprintf(stderr, "unit %-5zu pid %-7u %-20s wall %9.4f s  cpu %5.2f cores  peak %9.1f MiB%s\n",
-			json_array_size(r->units), u->pid,
+			r->n_units, u->pid,
 			spec_label(u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL), wall,
-			json_real_value(json_object_get(unit, "cpu_utilisation")),
-			u->peak_rss_bytes / 1048576.0,
+			wall > 0 ? seconds(u->cpu_ns) / wall : 0.0, u->peak_rss_bytes / 1048576.0,
 			u->status == UM_UNIT_COMPLETE ? "" : "  (incomplete)");
 	}
-	json_array_append_new(r->units, unit);
+	r->units[r->n_units++] = *u;
+}
+
+static json_t *summary_json(const struct report *r)
+{
+	struct unit_figures *figures = calloc(r->n_units ? r->n_units : 1, sizeof(*figures));
+	json_t *summary;
+
+	if (!figures)
+		return NULL;
+	for (size_t i = 0; i < r->n_units; i++) {
+		/* the rounding the units carry in their JSON, so summary FILE agrees exactly */
+		figures[i].wall_s = um_round(unit_wall_s(&r->units[i]), 6);
+		figures[i].cpu_s = um_round(seconds(r->units[i].cpu_ns), 6);
+		figures[i].peak_rss_bytes = (double)r->units[i].peak_rss_bytes;
+		figures[i].output_bytes = (long long)r->units[i].output_bytes;
+	}
+	summary = um_summarise_figures(figures, r->n_units);
+	free(figures);
+	return summary;
 }
 
 int report__on_record(void *ctx, void *data, size_t size)
@@ -310,6 +381,19 @@ void report__set_counters(struct report *r, const struct tracer_counters *c)
 	r->counters = *c;
 }
 
+int report__flush(struct report *r)
+{
+	if (r->stream && !r->stream_err && fflush(r->stream)) {
+		r->stream_err = -errno;
+		um_err("cannot write the units stream %s: %s", r->cfg->units_jsonl, strerror(errno));
+	}
+	if (r->progress_skipped && !r->cfg->quiet) {
+		fprintf(stderr, "... and %zu more units\n", r->progress_skipped);
+		r->progress_skipped = 0;
+	}
+	return r->stream_err;
+}
+
 int report__stream_error(const struct report *r)
 {
 	return r->stream_err;
@@ -339,16 +423,16 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 	{
 		json_int_t n = 0, peak = 0;
 		double cpu = 0;
-		json_t *u;
-		size_t i;
 
-		json_array_foreach(r->units, i, u) {
-			if (json_integer_value(json_object_get(u, "pid")) != p->pid)
+		for (size_t i = 0; i < r->n_units; i++) {
+			const struct um_unit_record *u = &r->units[i];
+
+			if ((pid_t)u->pid != p->pid)
 				continue;
 			n++;
-			cpu += json_real_value(json_object_get(u, "cpu_s"));
-			if (json_integer_value(json_object_get(u, "peak_rss_bytes")) > peak)
-				peak = json_integer_value(json_object_get(u, "peak_rss_bytes"));
+			cpu += seconds(u->cpu_ns);
+			if ((json_int_t)u->peak_rss_bytes > peak)
+				peak = (json_int_t)u->peak_rss_bytes;
 		}
 		json_object_set_new(o, "units", json_integer(n));
 		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
@@ -423,10 +507,42 @@ static json_t *manifest_json(const struct report *r)
 	json_object_set_new(m, "command", cmd);
 	json_object_set_new(m, "unit_specs", specs);
 	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
-	json_object_set(m, "units", r->units);
-	json_object_set_new(m, "summary", um_summarise(r->units));
+	/* "units" is written after the rest, one unit at a time (report__write_manifest) */
+	json_object_set_new(m, "summary", summary_json(r));
 	json_object_set_new(m, "run", run_json(r));
 	return m;
+}
+
+/*
+ * The manifest as one JSON object, its "units" array last and written unit by unit, so a run of
+ * a million short units never holds a million JSON trees.
+ */
+static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
+{
+	char *head = json_dumps(m, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+	size_t len = head ? strlen(head) : 0;
+	int rc = 0;
+
+	/* reopen the object: drop its closing brace */
+	if (len < 2 || head[len - 1] != '}') {
+		free(head);
+		return -1;
+	}
+	while (len > 1 && (head[len - 2] == '\n' || head[len - 2] == ' '))
+		len--;
+	if (fwrite(head, 1, len - 1, f) != len - 1 || fputs(",\n  \"units\": [", f) == EOF)
+		rc = -1;
+	free(head);
+	for (size_t i = 0; !rc && i < r->n_units; i++) {
+		char line[1024];
+
+		unit_line(r, &r->units[i], i, line, sizeof(line));
+		if (fputs(i ? ",\n    " : "\n    ", f) == EOF || fputs(line, f) == EOF)
+			rc = -1;
+	}
+	if (!rc && fputs(r->n_units ? "\n  ]\n}\n" : "]\n}\n", f) == EOF)
+		rc = -1;
+	return rc;
 }
 
 int report__write_manifest(struct report *r, const char *path)
@@ -457,7 +573,7 @@ int report__write_manifest(struct report *r, const char *path)
 		unlink(tmp);
 		goto out;
 	}
-	if (json_dumpf(m, f, JSON_REAL_PRECISION(15) | JSON_INDENT(2)) || fputc('\n', f) == EOF)
+	if (write_manifest_body(r, m, f))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
 		err = -errno;
@@ -473,32 +589,30 @@ out:
 /* Units grouped by the process that ran them, so a pool's workers read apart. */
 static void print_units_by_process(const struct report *r, FILE *out)
 {
-	size_t shown = 0, n = json_array_size(r->units);
+	size_t shown = 0, n = r->n_units;
 
 	if (!n)
 		return;
 	fprintf(out, "\n%-6s %-8s %-20s %10s %7s %11s %11s %s\n", "unit", "pid", "spec", "wall s",
 		"cores", "peak MiB", "delta MiB", "status");
 	for (size_t p = 0; p < r->n_procs; p++) {
-		json_t *u;
-		size_t i;
+		for (size_t i = 0; i < n; i++) {
+			const struct um_unit_record *u = &r->units[i];
+			double wall = unit_wall_s(u);
 
-		json_array_foreach(r->units, i, u) {
-			if (json_integer_value(json_object_get(u, "pid")) != r->procs[p].pid)
+			if ((pid_t)u->pid != r->procs[p].pid)
 				continue;
 			if (shown++ == UM_TABLE_ROWS) {
 				fprintf(out, "... %zu more units in the manifest\n", n - UM_TABLE_ROWS);
 				return;
 			}
-			if (shown > UM_TABLE_ROWS)
-				continue;
 			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %s\n", i, r->procs[p].pid,
-				spec_label(json_string_value(json_object_get(u, "spec"))),
-				json_real_value(json_object_get(u, "wall_s")),
-				json_real_value(json_object_get(u, "cpu_utilisation")),
-				json_integer_value(json_object_get(u, "peak_rss_bytes")) / 1048576.0,
-				json_integer_value(json_object_get(u, "peak_rss_delta_bytes")) / 1048576.0,
-				json_string_value(json_object_get(u, "status")));
+				spec_label(u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL),
+				wall, wall > 0 ? seconds(u->cpu_ns) / wall : 0.0,
+				u->peak_rss_bytes / 1048576.0,
+				(u->peak_rss_bytes > u->start_rss_bytes ?
+				 u->peak_rss_bytes - u->start_rss_bytes : 0) / 1048576.0,
+				u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete");
 		}
 	}
 }
@@ -533,7 +647,7 @@ void report__print_tables(const struct report *r, FILE *out)
 		return;
 	print_units_by_process(r, out);
 	fprintf(out, "\n");
-	summary = um_summarise(r->units);
+	summary = summary_json(r);
 	um_print_summary_table(out, summary);
 	json_decref(summary);
 }
@@ -544,7 +658,9 @@ void report__free(struct report *r)
 		return;
 	if (r->stream)
 		fclose(r->stream);
-	json_decref(r->units);
+	free(r->units);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(r->spec_json[i]);
 	json_decref(r->hardware);
 	free(r->procs);
 	free(r);

@@ -45,6 +45,8 @@ void report__set_hardware(struct report *r, json_t *hw);
 /* The hardware record, to complete with what the target reports of itself (borrowed). */
 json_t *report__hardware(struct report *r);
 void report__set_counters(struct report *r, const struct tracer_counters *c);
+/* Push the units stream to the file: after each batch of records, so a kill loses nothing. */
+int report__flush(struct report *r);
 /* Any JSONL write error so far (0 or a negative errno). */
 int report__stream_error(const struct report *r);
 /* Build the manifest and write it to path, atomically (temp file + rename). */

@@ -187,6 +187,7 @@ static int session_finish(struct session *s)
 	int err;
 
 	tracer__poll(s->tracer, 0);
+	report__flush(s->report);
 	tracer__counters(s->tracer, &c);
 	report__set_counters(s->report, &c);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
@@ -229,6 +230,7 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 	for (;;) {
 		int err = tracer__poll(s->tracer, 100 /* ms */);
 
+		report__flush(s->report);
 		if (err < 0 && err != -EINTR) {
 			um_err("reading the ring buffer failed: %s", strerror(-err));
 			return err;
@@ -385,6 +387,7 @@ int session_attach(const struct um_options *o)
 	while (!stop_signal && monotonic_ns() < deadline &&
 	       !report__proc_finished(s.report, o->pid)) {
 		err = tracer__poll(s.tracer, 100 /* ms */);
+		report__flush(s.report);
 		if (err < 0 && err != -EINTR) {
 			um_err("reading the ring buffer failed: %s", strerror(-err));
 			break;

@@ -45,12 +45,12 @@ static double number(const json_t *obj, const char *key)
 	return json_number_value(json_object_get(obj, key));
 }
 
-json_t *um_summarise(const json_t *units)
+json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
 {
-	size_t n = json_array_size(units), n_out = 0, i;
 	double *walls, *rss, total_wall = 0, total_cpu = 0, util_sum = 0, wall_max = 0, rss_max = 0;
 	long long out_sum = 0;
-	json_t *summary = json_object(), *unit;
+	size_t n_out = 0;
+	json_t *summary = json_object();
 
 	if (!n) {
 		json_object_set_new(summary, "n_units", json_integer(0));
@@ -64,12 +64,11 @@ json_t *um_summarise(const json_t *units)
 		json_decref(summary);
 		return NULL;
 	}
-	json_array_foreach(units, i, unit) {
-		double wall = number(unit, "wall_s"), cpu = number(unit, "cpu_s");
-		const json_t *out = json_object_get(unit, "output_bytes");
+	for (size_t i = 0; i < n; i++) {
+		double wall = units[i].wall_s, cpu = units[i].cpu_s;
 
 		walls[i] = wall;
-		rss[i] = number(unit, "peak_rss_bytes");
+		rss[i] = units[i].peak_rss_bytes;
 		total_wall += wall;
 		total_cpu += cpu;
 		/* the seed's cpu_utilisation property: unrounded, 0 for a zero-length unit */
@@ -78,8 +77,8 @@ json_t *um_summarise(const json_t *units)
 			wall_max = wall;
 		if (i == 0 || rss[i] > rss_max)
 			rss_max = rss[i];
-		if (json_is_integer(out)) {
-			out_sum += json_integer_value(out);
+		if (units[i].output_bytes >= 0) {
+			out_sum += units[i].output_bytes;
 			n_out++;
 		}
 	}
@@ -97,6 +96,27 @@ json_t *um_summarise(const json_t *units)
 			    n_out ? json_integer(out_sum) : json_null());
 	free(walls);
 	free(rss);
+	return summary;
+}
+
+json_t *um_summarise(const json_t *units)
+{
+	size_t n = json_array_size(units), i;
+	struct unit_figures *figures = calloc(n ? n : 1, sizeof(*figures));
+	json_t *unit, *summary;
+
+	if (!figures)
+		return NULL;
+	json_array_foreach(units, i, unit) {
+		const json_t *out = json_object_get(unit, "output_bytes");
+
+		figures[i].wall_s = number(unit, "wall_s");
+		figures[i].cpu_s = number(unit, "cpu_s");
+		figures[i].peak_rss_bytes = number(unit, "peak_rss_bytes");
+		figures[i].output_bytes = json_is_integer(out) ? json_integer_value(out) : -1;
+	}
+	summary = um_summarise_figures(figures, n);
+	free(figures);
 	return summary;
 }
 

@@ -14,7 +14,17 @@
 double um_percentile(double *values, size_t n, double q);
 /* Python's round(x, ndigits) for the values we print: correctly rounded, ties to even. */
 double um_round(double x, int ndigits);
-/* Summary object over a JSON array of unit objects; {"n_units": 0} when empty. */
+/* What the summary reads of one unit. */
+struct unit_figures {
+	double wall_s;
+	double cpu_s;
+	double peak_rss_bytes;
+	long long output_bytes; /* < 0: not recorded */
+};
+
+/* Summary object over n units; {"n_units": 0} when empty. */
+json_t *um_summarise_figures(const struct unit_figures *units, size_t n);
+/* The same over a JSON array of unit objects. */
 json_t *um_summarise(const json_t *units);
 
 /*

@@ -1,0 +1,53 @@
+"""The seed's method as an outside poller: start the command, read the RSS of its process tree
+every 50 ms with psutil (the seed read only its own process; the tree is the generous reading
+for a command that forks), keep the maximum, and take CPU from wait4's rusage at the end.
+Prints {"peak_rss_bytes", "cpu_s", "wall_s", "samples"} on stderr's last line; the command's
+own stdout passes through.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+
+INTERVAL_S = 0.05
+
+
+def main():
+    start = time.monotonic()
+    proc = subprocess.Popen(sys.argv[1:])
+    root = psutil.Process(proc.pid)
+    peak = {"rss": 0, "n": 0}
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(INTERVAL_S):
+            try:
+                procs = [root] + root.children(recursive=True)
+                rss = 0
+                for p in procs:
+                    try:
+                        rss += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                break
+            peak["n"] += 1
+            peak["rss"] = max(peak["rss"], rss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    done.set()
+    sampler.join(1.0)
+    sys.stderr.write(json.dumps({"peak_rss_bytes": peak["rss"], "cpu_s": usage.ru_utime + usage.ru_stime,
+                                 "wall_s": wall, "samples": peak["n"]}) + "\n")
+    sys.exit(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else 0)
+
+
+if __name__ == "__main__":
+    main()
