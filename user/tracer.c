@@ -274,7 +274,15 @@ int tracer__attach(struct tracer *t)
 
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
-	return ring_buffer__poll(t->rb, timeout_ms);
+	int n = ring_buffer__poll(t->rb, timeout_ms), more;
+
+	/* unit records are submitted without a wakeup until a batch waits: read what is there */
+	if (n < 0 && n != -EINTR)
+		return n;
+	more = ring_buffer__consume(t->rb);
+	if (more < 0)
+		return more;
+	return n < 0 ? n : n + more;
 }
 
 void tracer__counters(struct tracer *t, struct tracer_counters *c)
