@@ -120,14 +120,19 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-d
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib
 
 .PHONY: deps tracefs
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+# Install those of the named Debian packages that are missing; nothing when all are there.
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
-		echo "deps: installing $$missing"; \
+		echo "$@: installing $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 
 tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
@@ -159,13 +164,7 @@ demo-python: deps tracefs
 BENCH_PACKAGES := bpftrace python3-psutil time
 .PHONY: bench bench-quick bench-deps
 bench-deps: deps
-	@missing=$$(for p in $(BENCH_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	done); \
-	if [ -n "$$missing" ]; then \
-		echo "bench: installing $$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	$(call install_missing,$(BENCH_PACKAGES))
 
 bench: bench-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)

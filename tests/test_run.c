@@ -4,6 +4,8 @@
  * measured of themselves (VmRSS, CPU clocks, file sizes).
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <time.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -238,4 +240,46 @@ Test(run, as_root_keeps_root)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_eq(jnum(r.truth, "uid"), 0);
 	um_result_free(&r);
+}
+
+/* kill -TERM to unitmeter: forwarded to the command; the manifest is written all the same. */
+Test(run, sigterm_is_forwarded_and_the_manifest_written)
+{
+	char dir[] = "/tmp/um-term-XXXXXX", manifest[96];
+	json_t *m;
+	int status;
+	pid_t pid;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(manifest, sizeof(manifest), "%s/run.json", dir);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(unitmeter_bin(), "unitmeter", "run", "-o", manifest, "/bin/sleep", "30", (char *)NULL);
+		_exit(99);
+	}
+	/* the command is running once the BPF programs are attached: give it a moment */
+	for (int i = 0; i < 50; i++) {
+		struct timespec ts = { 0, 100000000L };
+
+		nanosleep(&ts, NULL);
+		if (i == 10)
+			kill(pid, SIGTERM);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	cr_assert(WIFEXITED(status), "unitmeter did not end on SIGTERM");
+	cr_expect_eq(WEXITSTATUS(status), 128 + SIGTERM, "status %d", WEXITSTATUS(status));
+	m = json_load_file(manifest, 0, NULL);
+	cr_assert_not_null(m, "no manifest after SIGTERM");
+	cr_expect_eq(jnum(jget(m, "run"), "exit_signal"), SIGTERM, "sleep died of the forwarded SIGTERM");
+	json_decref(m);
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		cr_expect_eq(system(cmd), 0);
+	}
 }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,42 +60,36 @@ Test(units, spike_sizes_each_within_a_mebibyte)
 	um_result_free(&r);
 }
 
-Test(units, cpu_within_2_percent_of_thread_clocks)
+/* CPU-bound units, `threads` threads each: each unit's cpu_s within 2% of the thread clocks. */
+static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *threads)
 {
-	const char *mode[] = { "--mode", "cpu", "--units", "3", "--cpu-ms", "250", NULL };
+	const char *mode[] = { "--mode", "cpu", "--units", units, "--cpu-ms", cpu_ms, "--threads", threads, NULL };
 	struct um_result r;
-	json_t *units = run_units(&r, mode), *u, *truth;
+	json_t *list = run_units(&r, mode), *u, *truth;
 	size_t i;
 
-	cr_assert_eq(json_array_size(units), 3, "%s", r.err);
+	cr_assert_eq(json_array_size(list), (size_t)atoi(units), "%s", r.err);
 	truth = jget(r.truth, "units");
-	json_array_foreach(units, i, u) {
+	json_array_foreach(list, i, u) {
 		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
 
-		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clock %.4f s "
+		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clocks %.4f s "
 			  "(wall %.4f s, start_ns %.0f, switch-in misses %.0f)", i, cpu, clock,
 			  jnum(u, "wall_s"), jnum(u, "start_ns"),
 			  jnum(jget(r.manifest, "run"), "switch_in_misses"));
+		cr_expect_eq(jnum(u, "threads"), atoi(threads));
 	}
 	um_result_free(&r);
 }
 
+Test(units, cpu_within_2_percent_of_thread_clocks)
+{
+	expect_unit_cpu("3", "250", "1");
+}
+
 Test(units, multithreaded_unit_counts_every_thread)
 {
-	const char *mode[] = { "--mode", "cpu", "--units", "2", "--cpu-ms", "300", "--threads", "3", NULL };
-	struct um_result r;
-	json_t *units = run_units(&r, mode), *u, *truth;
-	size_t i;
-
-	cr_assert_eq(json_array_size(units), 2, "%s", r.err);
-	truth = jget(r.truth, "units");
-	json_array_foreach(units, i, u) {
-		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
-
-		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clocks %.4f s", i, cpu, clock);
-		cr_expect_eq(jnum(u, "threads"), 3);
-	}
-	um_result_free(&r);
+	expect_unit_cpu("2", "300", "3");
 }
 
 Test(units, recursion_counts_once)

@@ -116,6 +116,7 @@ def run_bpftrace(cmd, unit_binary=None, unit_symbol="fit_unit", bare=False):
             script.write(open(PEER_BT).read())
             if unit_binary:
                 script.write("""
+tracepoint:kmem:rss_stat /@inunit[pid] && @sum > @unitpeak[pid]/ { @unitpeak[pid] = @sum; }
 uprobe:%(b)s:%(s)s /@tracked[pid]/ { @inunit[pid] = 1; @unitstart[pid] = nsecs; @unitbase[pid] = @sum; @unitpeak[pid] = @sum; }
 uretprobe:%(b)s:%(s)s /@inunit[pid]/ {
 	printf("UNIT {\\"pid\\": %%d, \\"wall_ns\\": %%lld, \\"peak_delta\\": %%lld}\\n", pid, nsecs - @unitstart[pid], @unitpeak[pid] - @unitbase[pid]);
@@ -130,7 +131,8 @@ uretprobe:%(b)s:%(s)s /@inunit[pid]/ {
     if proc.returncode:
         failures.append("bpftrace on %s exited %d: %s" % (" ".join(cmd), proc.returncode,
                                                           proc.stderr.strip()[-200:]))
-    return {"wall_s": wall, "truth": last_json(proc.stdout.replace("PEER", "")),
+    own = "\n".join(l for l in proc.stdout.splitlines() if not l.startswith(("PEER", "UNIT", "@")))
+    return {"wall_s": wall, "truth": last_json(own),
             "peak_rss_bytes": peer.get("peak_rss_bytes"),
             "cpu_s": peer.get("cpu_ns") / 1e9 if peer.get("cpu_ns") is not None else None,
             "units": units, "lost": int(lost.group(1)) if lost else 0}
@@ -179,6 +181,9 @@ def accuracy(report, quick):
 
     # per-unit peaks: unitmeter against the bpftrace script on the same units
     sizes = [16, 48, 32, 80, 8]
+    if quick:
+        report.append("")
+        return
     units_cmd = w("units", "--mode", "spikes", "--sizes", ",".join(map(str, sizes)), "--hold-ms", 2)
     um = run_unitmeter(units_cmd, units=["fit_unit"])
     rows = ["| unit | touched | unitmeter peak delta | error |" + (" bpftrace peak delta | error |" if not quick else ""),
@@ -228,7 +233,10 @@ def overhead(report, quick):
         ("context-switch storm (50k ping-pongs)", w("pingpong", "--rounds", 50000), um(()), n, "-"),
         ("call storm (300k calls of a ~1.6 us unit)", w("callstorm", "--calls", 300000, "--work", 300), um(("fit_unit",)), n, "-"),
     ]
-    if os.access(PYTHON, os.X_OK):
+    if quick:
+        # the quick subset: one workload of each kind, under two minutes in all
+        rows = [rows[0], rows[2], rows[4]]
+    if os.access(PYTHON, os.X_OK) and not quick:
         rows.append(("Python GMM demo (units on fit_gfmm)", [PYTHON, PYDEMO], um(("python:fit_gfmm",)), n_py, "1.02x"))
         rows.append(("Python: 2M calls of other functions, fit_gfmm the unit", [PYTHON, PYUNITS, "--mode", "calls", "--n", "1000000"],
                      um(("python:fit_gfmm",)), n_py, "1.10x"))
@@ -239,8 +247,9 @@ def overhead(report, quick):
     report.append("| workload | the command under unitmeter | whole unitmeter invocation | target |")
     report.append("|---|---|---|---|")
     for name, cmd, traced, count, target in rows:
+        whole = "-" if quick else ratio_cell(pairs(cmd, traced, max(3, count // 2)))
         report.append("| %s | %s | %s | %s |" % (name, ratio_cell(pairs(cmd, traced, count, True)),
-                                               ratio_cell(pairs(cmd, traced, max(3, count // 2))), target))
+                                               whole, target))
         sys.stderr.write("bench: overhead of %s done\n" % name)
     report.append("")
     if not quick:
@@ -279,11 +288,12 @@ def own_cost(report, quick):
     memlock = sum(m.get("bytes_memlock", 0) for m in maps if m.get("name", "").startswith(ours))
 
     # sustained rss_stat events: one unit around a large allocation storm
-    storm = run_unitmeter(w("units", "--mode", "spikes", "--sizes", "512,512,512,512", "--hold-ms", 0), units=("fit_unit",))
+    sizes = "256,256" if quick else "512,512,512,512"
+    storm = run_unitmeter(w("units", "--mode", "spikes", "--sizes", sizes, "--hold-ms", 0), units=("fit_unit",))
     events = sum(u["n_samples"] for u in storm["manifest"]["units"]) if storm.get("manifest") else 0
     busy = sum(u["wall_s"] for u in storm["manifest"]["units"]) if storm.get("manifest") else 0
-    base_storm = statistics.median(run_none(w("units", "--mode", "spikes", "--sizes", "512,512,512,512", "--hold-ms", 0))["wall_s"] for _ in range(n))
-    traced_storm = statistics.median(run_unitmeter(w("units", "--mode", "spikes", "--sizes", "512,512,512,512", "--hold-ms", 0),
+    base_storm = statistics.median(run_none(w("units", "--mode", "spikes", "--sizes", sizes, "--hold-ms", 0))["wall_s"] for _ in range(n))
+    traced_storm = statistics.median(run_unitmeter(w("units", "--mode", "spikes", "--sizes", sizes, "--hold-ms", 0),
                                                    units=("fit_unit",))["wall_s"] for _ in range(n))
 
     report.append("## unitmeter's own cost\n")
@@ -302,7 +312,7 @@ def own_cost(report, quick):
     report.append("")
 
     # per call: unitmeter's unit pair against a bare bpftrace uprobe+uretprobe, same run
-    calls = 200000 if quick else 500000
+    calls = 50000 if quick else 300000
     storm_cmd = w("callstorm", "--calls", calls, "--work", 300)
     base = statistics.median(run_none(storm_cmd)["wall_s"] for _ in range(n))
     mine = statistics.median(run_unitmeter(storm_cmd, units=("fit_unit",))["wall_s"] for _ in range(n))
