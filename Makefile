@@ -145,7 +145,8 @@ build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) 
 .PHONY: test
 test: deps tracefs
 	$(MAKE) build-test
-	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
+		UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
 		tools/run-tests.sh $(TEST_BIN)
 
