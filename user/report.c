@@ -17,12 +17,10 @@
 
 #define UM_SCHEMA "unitmeter.run/1"
 #define UM_VERSION "0.1.0"
-/* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
 /* Progress lines per second at most. */
 #define UM_PROGRESS_LINES 20
 /* Units listed in the closing table; the manifest has them all. */
 #define UM_TABLE_ROWS 40
-#define UM_JSON_FLAGS (JSON_REAL_PRECISION(15) | JSON_COMPACT)
 
 struct proc_row {
 	pid_t pid, ppid;
@@ -519,6 +517,7 @@ static json_t *manifest_json(const struct report *r)
  */
 static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
 {
+	/* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
 	char *head = json_dumps(m, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
 	size_t len = head ? strlen(head) : 0;
 	int rc = 0;
