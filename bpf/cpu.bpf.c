@@ -52,9 +52,9 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	th->last_out_ns = now;
 	th->running = 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc)
+	if (!proc) {
 		__sync_fetch_and_add(&orphan_slices, 1);
-	if (proc) {
+	} else {
 		__sync_fetch_and_add(&proc->cpu_ns, s.cpu_ns);
 		if (proc->units[0]) {
 			s.steal_now = task_cpu_steal_ns(prev);
@@ -74,19 +74,21 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 tid = prev->pid;
-	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
+	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
+	__u64 now = 0;
 
-	if (th)
-		thread_switch_out(th, tid, prev, now, prev_state & UM_TASK_DEAD);
-	tid = next->pid;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (th) {
-		th->on_cpu_since_ns = now;
-		th->steal_at_in_ns = task_cpu_steal_ns(next);
-		th->cpu = bpf_get_smp_processor_id();
-		th->running = 1;
+	/* every context switch of the machine comes here: read the clock only for tracked ones */
+	if (out) {
+		now = bpf_ktime_get_ns();
+		thread_switch_out(out, prev_tid, prev, now, prev_state & UM_TASK_DEAD);
+	}
+	if (in) {
+		in->on_cpu_since_ns = now ? now : bpf_ktime_get_ns();
+		in->steal_at_in_ns = task_cpu_steal_ns(next);
+		in->cpu = bpf_get_smp_processor_id();
+		in->running = 1;
 	}
 	return 0;
 }

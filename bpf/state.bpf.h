@@ -190,7 +190,7 @@ static __always_inline void mm_retire_by_id(struct um_proc *proc, __u32 mm_id)
 	bpf_map_delete_elem(&mms, &mm_id);
 }
 
-/* Add to a counter of an open unit; the field is chosen by its offset in struct um_unit. */
+/* Add to a counter (a struct um_unit field, named) of an open unit; 0 or a closed unit: nothing. */
 #define UNIT_ADD(id, field, value)                                                 \
 	do {                                                                       \
 		__u64 __id = (id);                                                 \

@@ -52,23 +52,22 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
-	__u64 span = 0, runtime, inside, steal_base;
+	__u64 span = 0, runtime, inside, start_steal;
 
 	if (!th)
 		return 0;
+	/* the unit's start, as seen on this thread's CPU (another CPU's steal is not comparable) */
+	start_steal = edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
 	inside = edge->now > edge->start_ns ? edge->now - edge->start_ns : 0;
-	inside = on_cpu_span(inside, edge->start_cpu == th->cpu ? edge->start_steal_ns :
-				     edge->closer_steal_ns, edge->closer_steal_ns);
-	if (th->running) {
-		__u64 since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-
-		steal_base = th->on_cpu_since_ns > edge->start_ns ? th->steal_at_in_ns :
-			     edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
-		if (edge->now > since)
-			span = on_cpu_span(edge->now - since, steal_base, edge->closer_steal_ns);
-	} else {
+	inside = on_cpu_span(inside, start_steal, edge->closer_steal_ns);
+	if (!th->running)
 		__sync_fetch_and_add(&switch_in_misses, 1);
-	}
+	else if (th->on_cpu_since_ns > edge->start_ns)
+		span = edge->now > th->on_cpu_since_ns ?
+		       on_cpu_span(edge->now - th->on_cpu_since_ns, th->steal_at_in_ns,
+				   edge->closer_steal_ns) : 0;
+	else
+		span = inside; /* on its CPU since before the unit began */
 	runtime = task->se.sum_exec_runtime;
 	runtime = runtime > th->runtime_seen_ns ? runtime - th->runtime_seen_ns : 0;
 	/* accounted up to a switch-out before the unit began: only the part inside counts */

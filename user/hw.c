@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

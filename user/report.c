@@ -638,10 +638,6 @@ void report__print_tables(const struct report *r, FILE *out)
 	}
 	fprintf(out, "group: peak RSS %.1f MiB (sum over live processes), %zu processes\n",
 		r->counters.group_peak_rss_bytes / 1048576.0, r->n_procs);
-	if (r->counters.lost_records || r->counters.map_full)
-		fprintf(out, "WARNING: %llu records lost, %llu map-full events: figures are incomplete\n",
-			(unsigned long long)r->counters.lost_records,
-			(unsigned long long)r->counters.map_full);
 	if (!r->cfg->n_specs)
 		return;
 	print_units_by_process(r, out);
