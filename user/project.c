@@ -204,10 +204,14 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	snprintf(p->derivation[2], sizeof(p->derivation[2]),
 		 "%s CPU utilisation %.2f cores over %zu units, rounded up (%.2f core of slack), "
 		 "at least 1", stat, p->cpu_utilisation_unit, in->n, CPU_ROUND_SLACK);
-	if (out_max > 0)
+	if (out_max >= MIB)
 		snprintf(p->derivation[3], sizeof(p->derivation[3]),
 			 "%lld units x max %.2f MiB written per unit x %.2f margin",
 			 p->units_per_task, out_max / MIB, opt->margin);
+	else if (out_max > 0)
+		snprintf(p->derivation[3], sizeof(p->derivation[3]),
+			 "%lld units x max %.0f bytes written per unit x %.2f margin, in whole MiB",
+			 p->units_per_task, out_max, opt->margin);
 	else
 		snprintf(p->derivation[3], sizeof(p->derivation[3]), "%s",
 			 out_max == 0 ? "the units wrote nothing to files: no --tmp"
