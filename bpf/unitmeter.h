@@ -14,6 +14,8 @@
 #define UM_COMM_LEN 16
 /* Unit specs one run may carry; the cookie of each uprobe is its index. */
 #define UM_MAX_SPECS 32
+/* Longest --unit SPEC text: a path and a (possibly mangled) symbol name. */
+#define UM_SPEC_TEXT_MAX 8192
 /* Attach cookie of a marker probe: the spec index is the marker's first argument. */
 #define UM_SPEC_FROM_ARG 0xffffffffU
 /*

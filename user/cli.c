@@ -151,6 +151,8 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at most %d --unit specs", UM_MAX_SPECS);
 		if (!*arg)
 			argp_error(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
+		if (strlen(arg) > UM_SPEC_TEXT_MAX)
+			argp_error(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
 		o->specs[o->n_specs++] = arg;
 		break;
 	case 'o':

@@ -168,34 +168,123 @@ static double unit_wall_s(const struct um_unit_record *u)
 	return seconds(u->end_ns - u->start_ns);
 }
 
+/* Nanoseconds to whole microseconds, half up: the 6 decimals a unit's seconds are written with. */
+static uint64_t round_us(uint64_t ns)
+{
+	return (ns + 500) / 1000;
+}
+
+/*
+ * A unit's seconds as written in its JSON, and as the summary reads them: the decimal
+ * "S.UUUUUU" parses to the double nearest us / 1e6, which is what this division gives.
+ */
+static double unit_seconds(uint64_t ns)
+{
+	return (double)round_us(ns) / 1e6;
+}
+
+/* cpu / wall in thousandths, half up; 0 for a zero-length unit (the seed's property). */
+static uint64_t utilisation_milli(uint64_t cpu_ns, uint64_t wall_ns)
+{
+	return wall_ns ? (cpu_ns * 1000 + wall_ns / 2) / wall_ns : 0;
+}
+
+/* Appending to a line without printf: a storm of tiny units formats hundreds of thousands. */
+struct line {
+	char *buf;
+	size_t len, cap;
+};
+
+static void put_str(struct line *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (l->len + n < l->cap) {
+		memcpy(l->buf + l->len, s, n);
+		l->len += n;
+	}
+	l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
+}
+
+static void put_u64(struct line *l, uint64_t v)
+{
+	char digits[24];
+	int i = sizeof(digits) - 1;
+
+	digits[i] = '\0';
+	do {
+		digits[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_str(l, digits + i);
+}
+
+/* v / 10^decimals with exactly that many decimals: 1234, 3 -> "1.234". */
+static void put_fixed(struct line *l, uint64_t v, int decimals)
+{
+	uint64_t scale = 1;
+	char frac[24];
+
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	put_u64(l, v / scale);
+	v %= scale;
+	frac[0] = '.';
+	for (int i = decimals; i >= 1; i--) {
+		frac[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	frac[decimals + 1] = '\0';
+	put_str(l, frac);
+}
+
 /*
  * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
- * cost a JSON tree each (the spec strings were escaped once, by jansson, in report__new).
+ * cost a JSON tree, or a printf, each (the spec strings were escaped once, by jansson, in
+ * report__new). Returns the length.
  */
-static int unit_line(const struct report *r, const struct um_unit_record *u, size_t index,
-		     char *buf, size_t len)
+static size_t unit_line(const struct report *r, const struct um_unit_record *u, size_t index,
+			char *buf, size_t len)
 {
-	double wall = unit_wall_s(u), cpu = seconds(u->cpu_ns);
+	uint64_t wall_ns = u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0;
 	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
-	const char *spec = u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null";
-	const char *reason = u->status == UM_UNIT_INCOMPLETE_EXEC ? ", \"incomplete_reason\": \"exec\"" :
-			     u->status == UM_UNIT_INCOMPLETE_EXIT ? ", \"incomplete_reason\": \"exit\"" : "";
+	struct line l = { .buf = buf, .cap = len };
 
-	return snprintf(buf, len,
-			"{\"index\": %zu, \"spec\": %s, \"pid\": %u, \"start_ns\": %llu, "
-			"\"wall_s\": %.6f, \"cpu_s\": %.6f, \"cpu_utilisation\": %.3f, "
-			"\"peak_rss_bytes\": %llu, \"peak_rss_delta_bytes\": %llu, "
-			"\"start_rss_bytes\": %llu, \"n_samples\": %llu, \"output_bytes\": %llu, "
-			"\"page_alloc_bytes\": %llu, \"processes\": %u, \"threads\": %u, "
-			"\"status\": \"%s\"%s}",
-			index, spec, u->pid,
-			(unsigned long long)(u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0),
-			wall, cpu, wall > 0 ? cpu / wall : 0.0,
-			(unsigned long long)u->peak_rss_bytes, (unsigned long long)delta,
-			(unsigned long long)u->start_rss_bytes, (unsigned long long)u->n_rss_changes,
-			(unsigned long long)u->output_bytes, (unsigned long long)u->page_alloc_bytes,
-			u->processes, u->threads,
-			u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete", reason);
+	put_str(&l, "{\"index\": ");
+	put_u64(&l, index);
+	put_str(&l, ", \"spec\": ");
+	put_str(&l, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null");
+	put_str(&l, ", \"pid\": ");
+	put_u64(&l, u->pid);
+	put_str(&l, ", \"start_ns\": ");
+	put_u64(&l, u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0);
+	put_str(&l, ", \"wall_s\": ");
+	put_fixed(&l, round_us(wall_ns), 6);
+	put_str(&l, ", \"cpu_s\": ");
+	put_fixed(&l, round_us(u->cpu_ns), 6);
+	put_str(&l, ", \"cpu_utilisation\": ");
+	put_fixed(&l, utilisation_milli(u->cpu_ns, wall_ns), 3);
+	put_str(&l, ", \"peak_rss_bytes\": ");
+	put_u64(&l, u->peak_rss_bytes);
+	put_str(&l, ", \"peak_rss_delta_bytes\": ");
+	put_u64(&l, delta);
+	put_str(&l, ", \"start_rss_bytes\": ");
+	put_u64(&l, u->start_rss_bytes);
+	put_str(&l, ", \"n_samples\": ");
+	put_u64(&l, u->n_rss_changes);
+	put_str(&l, ", \"output_bytes\": ");
+	put_u64(&l, u->output_bytes);
+	put_str(&l, ", \"page_alloc_bytes\": ");
+	put_u64(&l, u->page_alloc_bytes);
+	put_str(&l, ", \"processes\": ");
+	put_u64(&l, u->processes);
+	put_str(&l, ", \"threads\": ");
+	put_u64(&l, u->threads);
+	put_str(&l, u->status == UM_UNIT_COMPLETE ? ", \"status\": \"complete\"}"
+		    : u->status == UM_UNIT_INCOMPLETE_EXEC
+			    ? ", \"status\": \"incomplete\", \"incomplete_reason\": \"exec\"}"
+			    : ", \"status\": \"incomplete\", \"incomplete_reason\": \"exit\"}");
+	return l.len;
 }
 
 /*
@@ -219,9 +308,13 @@ static bool progress_line_due(struct report *r, uint64_t now_ns)
 	return false;
 }
 
+/* A unit's line: its figures take under 600 bytes; its spec, escaped, at most 6 bytes a byte. */
+#define UNIT_LINE_MAX (1024 + 6 * UM_SPEC_TEXT_MAX)
+
 static void on_unit(struct report *r, const struct um_unit_record *u)
 {
-	char line[1024];
+	char line[UNIT_LINE_MAX];
+	size_t n;
 
 	if (r->n_units == r->cap_units) {
 		size_t cap = r->cap_units ? r->cap_units * 2 : 256;
@@ -234,10 +327,11 @@ static void on_unit(struct report *r, const struct um_unit_record *u)
 		r->units = bigger;
 		r->cap_units = cap;
 	}
-	unit_line(r, u, r->n_units, line, sizeof(line));
+	n = unit_line(r, u, r->n_units, line, sizeof(line) - 1);
+	line[n++] = '\n';
 	if (r->stream && !r->stream_err) {
 		/* flushed after each batch the ring buffer hands over (report__flush), milliseconds */
-		if (fputs(line, r->stream) == EOF || fputc('\n', r->stream) == EOF) {
+		if (fwrite(line, 1, n, r->stream) != n) {
 			r->stream_err = -errno;
 			um_err("cannot append to the units stream %s: %s", r->cfg->units_jsonl,
 			       strerror(errno));
@@ -264,8 +358,10 @@ static json_t *summary_json(const struct report *r)
 		return NULL;
 	for (size_t i = 0; i < r->n_units; i++) {
 		/* the rounding the units carry in their JSON, so summary FILE agrees exactly */
-		figures[i].wall_s = um_round(unit_wall_s(&r->units[i]), 6);
-		figures[i].cpu_s = um_round(seconds(r->units[i].cpu_ns), 6);
+		const struct um_unit_record *u = &r->units[i];
+
+		figures[i].wall_s = unit_seconds(u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0);
+		figures[i].cpu_s = unit_seconds(u->cpu_ns);
 		figures[i].peak_rss_bytes = (double)r->units[i].peak_rss_bytes;
 		figures[i].output_bytes = (long long)r->units[i].output_bytes;
 	}
@@ -533,7 +629,7 @@ static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
 		rc = -1;
 	free(head);
 	for (size_t i = 0; !rc && i < r->n_units; i++) {
-		char line[1024];
+		char line[UNIT_LINE_MAX];
 
 		unit_line(r, &r->units[i], i, line, sizeof(line));
 		if (fputs(i ? ",\n    " : "\n    ", f) == EOF || fputs(line, f) == EOF)
