@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,6 +45,7 @@ struct report {
 	size_t progress_lines, progress_skipped;
 	FILE *stream;
 	int stream_err;
+	off_t stream_good; /* bytes of the stream that end with a complete line */
 	uint64_t t0_ns, stop_ns;
 	bool have_exit;
 	int wait_status;
@@ -202,6 +204,21 @@ static int unit_line(const struct report *r, const struct um_unit_record *u, siz
  * One progress line per unit, but no more than UM_PROGRESS_LINES a second: a storm of tiny
  * units gets a count per second instead of a flood.
  */
+/*
+ * The stream could not take a line (a full disk, a quota): say so once, stop appending, and cut
+ * the file back to its last complete line. A short write leaves half a line, and stdio would
+ * retry what it still buffers at fclose; either would end the stream with a line that is not JSON.
+ */
+static void stream_failed(struct report *r, int err, const char *what)
+{
+	r->stream_err = -(err ? err : EIO);
+	um_err("cannot %s the units stream %s: %s", what, r->cfg->units_jsonl, strerror(-r->stream_err));
+	__fpurge(r->stream);
+	if (ftruncate(fileno(r->stream), r->stream_good))
+		um_warn("cannot cut the units stream %s back to its last complete line: %s",
+			r->cfg->units_jsonl, strerror(errno));
+}
+
 static bool progress_line_due(struct report *r, uint64_t now_ns)
 {
 	if (now_ns - r->progress_second_ns >= 1000000000ULL) {
@@ -236,12 +253,11 @@ static void on_unit(struct report *r, const struct um_unit_record *u)
 	}
 	unit_line(r, u, r->n_units, line, sizeof(line));
 	if (r->stream && !r->stream_err) {
-		/* flushed after each batch the ring buffer hands over (report__flush), milliseconds */
-		if (fputs(line, r->stream) == EOF || fputc('\n', r->stream) == EOF) {
-			r->stream_err = -errno;
-			um_err("cannot append to the units stream %s: %s", r->cfg->units_jsonl,
-			       strerror(errno));
-		}
+		/* line-buffered: the newline writes the line out, so a kill loses no finished unit */
+		if (fputs(line, r->stream) == EOF || fputc('\n', r->stream) == EOF)
+			stream_failed(r, errno, "append to");
+		else
+			r->stream_good += strlen(line) + 1;
 	}
 	if (!r->cfg->quiet && progress_line_due(r, u->end_ns)) {
 		double wall = unit_wall_s(u);
@@ -381,10 +397,8 @@ void report__set_counters(struct report *r, const struct tracer_counters *c)
 
 int report__flush(struct report *r)
 {
-	if (r->stream && !r->stream_err && fflush(r->stream)) {
-		r->stream_err = -errno;
-		um_err("cannot write the units stream %s: %s", r->cfg->units_jsonl, strerror(errno));
-	}
+	if (r->stream && !r->stream_err && fflush(r->stream))
+		stream_failed(r, errno, "write");
 	if (r->progress_skipped && !r->cfg->quiet) {
 		fprintf(stderr, "... and %zu more units\n", r->progress_skipped);
 		r->progress_skipped = 0;
