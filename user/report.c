@@ -450,8 +450,23 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
 		json_object_set_new(o, "units_peak_rss_bytes", n ? json_integer(peak) : json_null());
 	}
-	json_object_set_new(o, "status", json_string(p->finished ? "exited" :
-						      p->alive_at_end ? "running" : "unknown"));
+	/*
+	 * A process whose exit record was lost (lost_events) is neither finished nor in the maps at
+	 * the end: its figures went with the record, so they are null, not zeros. The root's end is
+	 * still known, from wait(2).
+	 */
+	if (!p->finished && !p->alive_at_end) {
+		static const char *const figures[] = { "cpu_s", "peak_rss_bytes", "page_alloc_bytes",
+						       "output_bytes", "threads" };
+		bool waited = p->is_root && r->have_exit;
+
+		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+			json_object_set_new(o, figures[k], json_null());
+		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
+		set_exit_fields(o, waited, r->wait_status);
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
 	set_exit_fields(o, p->finished, p->exit_code);
 	return o;
