@@ -932,17 +932,22 @@ Test(reliability, bad_numbers_and_options_are_one_line, .disabled = true)
  */
 Test(reliability, conflicting_outputs_are_refused, .disabled = true)
 {
-	{
-		const char *a[] = { "run", "-o", "/tmp/um-same.json", "--units-jsonl", "/tmp/um-same.json",
-				    "/bin/true", NULL };
+	char dir[] = "/tmp/um-same-XXXXXX", same[64], cmd[64];
 
-		expect_refused(a, "/tmp/um-same.json");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(same, sizeof(same), "%s/run.json", dir);
+	{
+		const char *a[] = { "run", "-o", same, "--units-jsonl", same, "/bin/true", NULL };
+
+		expect_refused(a, same);
 	}
 	{
-		const char *a[] = { "run", "-o", "/tmp", "/bin/true", NULL };
+		const char *a[] = { "run", "-o", dir, "/bin/true", NULL };
 
-		expect_refused(a, "/tmp");
+		expect_refused(a, dir);
 	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 }
 
 /* A manifest cut short or broken: the message names the file and where it breaks. */
