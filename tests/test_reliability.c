@@ -706,6 +706,7 @@ Test(reliability, ring_buffer_overflow_is_counted_and_warned)
 	const char *args[] = { "run", "-q", "--ring-buffer-kib", "4", "--unit", "fit_unit",
 			       workload("callstorm"), "--calls", "20000", "--work", "10", NULL };
 	double got, lost, calls;
+	json_t *root;
 
 	um_run(&r, true, args);
 	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
@@ -720,6 +721,13 @@ Test(reliability, ring_buffer_overflow_is_counted_and_warned)
 	cr_expect_eq(own_lines_with(r.err, "ring-buffer records lost"), 1, "%s", r.err);
 	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 1);
 	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_status"), 0);
+	/* its exit record may be among the lost: then its figures are unknown (null), never 0 */
+	root = json_array_get(jget(jget(r.manifest, "run"), "per_process"), 0);
+	cr_assert_not_null(root);
+	cr_expect_str_eq(str(root, "status"), "exited");
+	cr_expect_eq(jnum(root, "exit_status"), 0, "wait(2) said 0");
+	cr_expect(json_is_null(jget(root, "cpu_s")) || jnum(root, "cpu_s") > 0,
+		  "cpu_s %.6f for a process that ran 20000 units", jnum(root, "cpu_s"));
 	expect_outputs_agree(&r);
 	um_result_free(&r);
 }
