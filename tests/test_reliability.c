@@ -181,6 +181,7 @@ Test(reliability, oom_kill_inside_a_unit_is_incomplete, .fini = cgroup_remove)
 	cr_assert_null(json_object_get(r.truth, "survived"), "the workload was not killed");
 	/* the last RSS the workload read, a MiB or less before the kill */
 	rss_last = jnum(r.truth, "rss_bytes");
+	cr_assert_not_null(strstr(r.out, "{\"pid\": "), "the workload did not join the cgroup: %s", r.err);
 	pid = atol(strstr(r.out, "{\"pid\": ") + 8);
 
 	units = jget(r.manifest, "units");
