@@ -109,6 +109,12 @@ static json_t *last_json_line(const char *out)
 
 int um_run(struct um_result *r, bool add_outputs, const char *const *args)
 {
+	return um_run_with(r, add_outputs, args, NULL);
+}
+
+int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
+		void (*child_setup)(void))
+{
 	const char *argv[64];
 	int out_pipe[2], n = 0, status;
 	char err_path[160];
@@ -144,6 +150,8 @@ int um_run(struct um_result *r, bool add_outputs, const char *const *args)
 		dup2(out_pipe[1], 1);
 		dup2(errfd, 2);
 		close(out_pipe[0]);
+		if (child_setup)
+			child_setup();
 		execv(argv[0], (char *const *)argv);
 		_exit(99);
 	}

@@ -34,6 +34,9 @@ const char *fixture(const char *rel);
  * add_outputs, else exactly args; NULL-terminated. Returns 0 when it ran.
  */
 int um_run(struct um_result *r, bool add_outputs, const char *const *args);
+/* um_run, calling child_setup in unitmeter's process just before its exec (NULL: nothing). */
+int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
+		void (*child_setup)(void));
 void um_result_free(struct um_result *r);
 
 /* Figures out of JSON, failing the test when the key is missing. */

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +33,11 @@ struct proc_row {
 	uint32_t threads;
 };
 
+/* The units stream's stdio buffer: larger than any line, so a line is never split by it. */
+#define UNITS_STREAM_BUFFER (64 * 1024)
+/* A unit's line: its figures take under 600 bytes; its spec, escaped, at most 6 bytes a byte. */
+#define UNIT_LINE_MAX (1024 + 6 * UM_SPEC_TEXT_MAX)
+
 struct report {
 	const struct report_config *cfg;
 	struct proc_row *procs;
@@ -44,6 +50,8 @@ struct report {
 	size_t progress_lines, progress_skipped;
 	FILE *stream;
 	int stream_err;
+	off_t stream_good;    /* bytes of the stream on disk that end with a complete line */
+	off_t stream_pending; /* complete lines handed to stdio since the last flush */
 	uint64_t t0_ns, stop_ns;
 	bool have_exit;
 	int wait_status;
@@ -95,7 +103,8 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 			report__free(r);
 			return NULL;
 		}
-		setvbuf(r->stream, NULL, _IOLBF, 0);
+		/* fully buffered, flushed after each ring batch: one write per batch, not per unit */
+		setvbuf(r->stream, NULL, _IOFBF, UNITS_STREAM_BUFFER);
 	}
 	return r;
 }
@@ -291,6 +300,32 @@ static size_t unit_line(const struct report *r, const struct um_unit_record *u, 
  * One progress line per unit, but no more than UM_PROGRESS_LINES a second: a storm of tiny
  * units gets a count per second instead of a flood.
  */
+/*
+ * The stream could not take a line (a full disk, a quota): say so once, stop appending, and cut
+ * the file back to its last complete line. A short write leaves half a line, and stdio would
+ * retry what it still buffers at fclose; either would end the stream with a line that is not JSON.
+ */
+static void stream_failed(struct report *r, int err, const char *what)
+{
+	r->stream_err = -(err ? err : EIO);
+	um_err("cannot %s the units stream %s: %s", what, r->cfg->units_jsonl, strerror(-r->stream_err));
+	__fpurge(r->stream);
+	if (ftruncate(fileno(r->stream), r->stream_good))
+		um_warn("cannot cut the units stream %s back to its last complete line: %s",
+			r->cfg->units_jsonl, strerror(errno));
+}
+
+/* Write out the complete lines stdio holds; only then do they count as on disk. */
+static void stream_flush(struct report *r)
+{
+	if (fflush(r->stream)) {
+		stream_failed(r, errno, "write");
+		return;
+	}
+	r->stream_good += r->stream_pending;
+	r->stream_pending = 0;
+}
+
 static bool progress_line_due(struct report *r, uint64_t now_ns)
 {
 	if (now_ns - r->progress_second_ns >= 1000000000ULL) {
@@ -308,8 +343,6 @@ static bool progress_line_due(struct report *r, uint64_t now_ns)
 	return false;
 }
 
-/* A unit's line: its figures take under 600 bytes; its spec, escaped, at most 6 bytes a byte. */
-#define UNIT_LINE_MAX (1024 + 6 * UM_SPEC_TEXT_MAX)
 
 static void on_unit(struct report *r, const struct um_unit_record *u)
 {
@@ -330,12 +363,14 @@ static void on_unit(struct report *r, const struct um_unit_record *u)
 	n = unit_line(r, u, r->n_units, line, sizeof(line) - 1);
 	line[n++] = '\n';
 	if (r->stream && !r->stream_err) {
-		/* flushed after each batch the ring buffer hands over (report__flush), milliseconds */
-		if (fwrite(line, 1, n, r->stream) != n) {
-			r->stream_err = -errno;
-			um_err("cannot append to the units stream %s: %s", r->cfg->units_jsonl,
-			       strerror(errno));
-		}
+		/* flushed after each batch the ring buffer hands over (report__flush), milliseconds,
+		 * and before stdio would write out a buffer that ends inside a line */
+		if (r->stream_pending + (off_t)n > UNITS_STREAM_BUFFER)
+			stream_flush(r);
+		if (!r->stream_err && fwrite(line, 1, n, r->stream) != n)
+			stream_failed(r, errno, "append to");
+		else if (!r->stream_err)
+			r->stream_pending += n;
 	}
 	if (!r->cfg->quiet && progress_line_due(r, u->end_ns)) {
 		double wall = unit_wall_s(u);
@@ -477,10 +512,8 @@ void report__set_counters(struct report *r, const struct tracer_counters *c)
 
 int report__flush(struct report *r)
 {
-	if (r->stream && !r->stream_err && fflush(r->stream)) {
-		r->stream_err = -errno;
-		um_err("cannot write the units stream %s: %s", r->cfg->units_jsonl, strerror(errno));
-	}
+	if (r->stream && !r->stream_err)
+		stream_flush(r);
 	if (r->progress_skipped && !r->cfg->quiet) {
 		fprintf(stderr, "... and %zu more units\n", r->progress_skipped);
 		r->progress_skipped = 0;
@@ -532,8 +565,23 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
 		json_object_set_new(o, "units_peak_rss_bytes", n ? json_integer(peak) : json_null());
 	}
-	json_object_set_new(o, "status", json_string(p->finished ? "exited" :
-						      p->alive_at_end ? "running" : "unknown"));
+	/*
+	 * A process whose exit record was lost (lost_events) is neither finished nor in the maps at
+	 * the end: its figures went with the record, so they are null, not zeros. The root's end is
+	 * still known, from wait(2).
+	 */
+	if (!p->finished && !p->alive_at_end) {
+		static const char *const figures[] = { "cpu_s", "peak_rss_bytes", "page_alloc_bytes",
+						       "output_bytes", "threads" };
+		bool waited = p->is_root && r->have_exit;
+
+		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+			json_object_set_new(o, figures[k], json_null());
+		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
+		set_exit_fields(o, waited, r->wait_status);
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
 	set_exit_fields(o, p->finished, p->exit_code);
 	return o;

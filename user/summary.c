@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,21 @@ static int load_jsonl(const char *path, FILE *f, json_t *units, char *err, size_
 	return rc;
 }
 
+/* Whether the first line of f is "{" alone (blanks around it allowed). */
+static bool first_line_opens_object(FILE *f)
+{
+	bool brace = false;
+	int c;
+
+	while ((c = fgetc(f)) != EOF && c != '\n') {
+		if (c == '{' && !brace)
+			brace = true;
+		else if (!strchr(" \t\r", c))
+			return false;
+	}
+	return brace;
+}
+
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 {
 	return um_load_units_run(path, units, NULL, err, errlen);
@@ -221,6 +237,18 @@ int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, 
 		return rc;
 	}
 	json_decref(doc);
+	rewind(f);
+	/*
+	 * A manifest is written indented: its first line is "{" alone, which no line of a stream
+	 * is. Read as a stream, a cut or broken manifest would be blamed on that first line; the
+	 * document parser knows where it really broke (the cut, or the bad token).
+	 */
+	if (!doc && first_line_opens_object(f)) {
+		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
+			 jerr.text);
+		fclose(f);
+		return -1;
+	}
 	rewind(f);
 	rc = load_jsonl(path, f, units, err, errlen);
 	fclose(f);

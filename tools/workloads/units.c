@@ -11,11 +11,22 @@
  *   kill      one unit, then one that SIGKILLs its own process inside the unit
  *   workers   --workers W --units N  W forked workers run units at the same time
  *   slow      --units N --sleep-ms S  small units with pauses (for attach); prints "ready"
+ *   exec      a unit, then one that execs this program again inside the unit; the new image
+ *             runs one more unit and prints the truth of all three (same pid throughout)
+ *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
+ *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
+ *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
+ * Each unit also reports proc_cpu_ns, CLOCK_PROCESS_CPUTIME_ID across the unit's body (every
+ * thread of the process, the helper threads' creation and exit included).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include "truth.h"
+
+/* Threads a unit may run at once (--threads), the calling thread included, plus one. */
+#define MAX_THREADS 256
 
 struct job {
 	long mib;
@@ -25,13 +36,19 @@ struct job {
 	long depth;
 	long child_mib;
 	int exit_inside, kill_inside;
+	char *const *exec_argv; /* exec this inside the unit, after the CPU work */
+	char *exec_truth;       /* ... once this unit's truth is appended to this argument */
+	size_t exec_truth_len;
+	long oom_mib;           /* touch up to this many MiB, reporting RSS after each */
 	/* truth, filled by the unit */
-	uint64_t cpu_ns;
+	uint64_t cpu_ns, proc_cpu_ns;
 	long long rss_before, rss_hold;
 	pid_t child;
 	uint64_t child_cpu_ns;
 	long long child_rss_hold;
 };
+
+static int unit_json(char *buf, size_t len, int first, const struct job *j);
 
 static void *burn_thread(void *arg)
 {
@@ -48,6 +65,7 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 		return;
 	}
 	uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t proc_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 	j->rss_before = self_rss_bytes();
 	if (j->mib > 0) {
@@ -58,11 +76,14 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 		munmap(p, j->mib * MIB);
 	}
 	if (j->cpu_ms > 0) {
-		pthread_t tids[16];
-		long extra = j->threads > 1 ? (j->threads - 1 < 16 ? j->threads - 1 : 16) : 0;
+		pthread_t tids[MAX_THREADS];
+		long extra = j->threads > 1 ? (j->threads - 1 < MAX_THREADS ? j->threads - 1 : MAX_THREADS) : 0;
 
 		for (long i = 0; i < extra; i++)
-			pthread_create(&tids[i], NULL, burn_thread, j);
+			if (pthread_create(&tids[i], NULL, burn_thread, j)) {
+				fprintf(stderr, "units: cannot create thread %ld\n", i + 1);
+				exit(1);
+			}
 		burn_cpu_ns(j->cpu_ms * 1000000ULL);
 		for (long i = 0; i < extra; i++) {
 			void *used;
@@ -73,6 +94,24 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 	}
 	/* this thread's clock over the whole unit, plus the helper threads' (counted above) */
 	j->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	/* the joined threads' time stays in the process clock, their start and exit included */
+	j->proc_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - proc_start;
+	if (j->oom_mib > 0) {
+		/* one MiB at a time, so the last line printed bounds the RSS at the kill */
+		for (long k = 1; k <= j->oom_mib; k++) {
+			touch_anon(MIB);
+			printf("{\"touched_mib\": %ld, \"rss_bytes\": %lld}\n", k, self_rss_bytes());
+		}
+	}
+	if (j->exec_argv) {
+		size_t used = strlen(j->exec_truth);
+
+		unit_json(j->exec_truth + used, j->exec_truth_len - used, 0, j);
+		fflush(stdout);
+		execv("/proc/self/exe", j->exec_argv);
+		perror("execv");
+		exit(1);
+	}
 	if (j->child_mib > 0) {
 		int fds[2];
 
@@ -111,13 +150,38 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 	}
 }
 
+static int unit_json(char *buf, size_t len, int first, const struct job *j)
+{
+	return snprintf(buf, len,
+			"%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
+			"\"cpu_ns\": %llu, \"proc_cpu_ns\": %llu, \"child\": %d, \"child_cpu_ns\": %llu, "
+			"\"child_rss_hold\": %lld}",
+			first ? "" : ", ", getpid(), j->mib * (long)MIB, j->rss_before, j->rss_hold,
+			(unsigned long long)j->cpu_ns, (unsigned long long)j->proc_cpu_ns, j->child,
+			(unsigned long long)j->child_cpu_ns, j->child_rss_hold);
+}
+
 static void print_unit(int first, const struct job *j)
 {
-	printf("%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
-	       "\"cpu_ns\": %llu, \"child\": %d, \"child_cpu_ns\": %llu, \"child_rss_hold\": %lld}",
-	       first ? "" : ", ", getpid(), j->mib * (long)MIB, j->rss_before, j->rss_hold,
-	       (unsigned long long)j->cpu_ns, j->child, (unsigned long long)j->child_cpu_ns,
-	       j->child_rss_hold);
+	char buf[512];
+
+	unit_json(buf, sizeof(buf), first, j);
+	fputs(buf, stdout);
+}
+
+/* The memory cgroup DIR (v1 or v2): write our pid to its cgroup.procs. */
+static void join_cgroup(const char *dir)
+{
+	char path[512], pid[16];
+	int fd, n = snprintf(pid, sizeof(pid), "%d\n", getpid());
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, pid, n) != n) {
+		fprintf(stderr, "units: cannot join the cgroup %s: %s\n", dir, strerror(errno));
+		exit(1);
+	}
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -233,6 +297,43 @@ int main(int argc, char **argv)
 			printf("{\"unit\": %ld}\n", i);
 			sleep_ms(pause);
 		}
+	} else if (!strcmp(mode, "exec")) {
+		/* stage 2 is this program again, exec'd inside unit 1, given the first two truths */
+		const char *before = arg_str(argc, argv, "--before-exec", NULL);
+		struct job j = base;
+
+		j.cpu_ms = 40;
+		if (!before) {
+			static char truths[1024];
+			char *again[] = { argv[0], "--mode", "exec", "--before-exec", truths, NULL };
+			struct job first = j;
+
+			fit_unit(&first);
+			unit_json(truths, sizeof(truths), 1, &first);
+			j.exec_argv = again;
+			j.exec_truth = truths;
+			j.exec_truth_len = sizeof(truths);
+			fit_unit(&j);
+			return 1; /* not reached: fit_unit execs */
+		}
+		fit_unit(&j);
+		printf("{\"units\": [%s", before);
+		print_unit(0, &j);
+		printf("]}\n");
+	} else if (!strcmp(mode, "oom")) {
+		struct job j = base;
+
+		join_cgroup(arg_str(argc, argv, "--cgroup", "/nonexistent"));
+		printf("{\"pid\": %d}\n", getpid());
+		j.mib = 8;
+		fit_unit(&j);
+		printf("{\"units\": [");
+		print_unit(1, &j);
+		printf("]}\n");
+		j = base;
+		j.oom_mib = arg_long(argc, argv, "--mib", 1024);
+		fit_unit(&j);
+		printf("{\"survived\": true}\n");
 	} else {
 		fprintf(stderr, "units: unknown --mode %s\n", mode);
 		return 2;

@@ -1,0 +1,1070 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The faults unitmeter survives and the inputs it refuses (issue #7). Each fault test runs the
+ * real binary on a workload that reports its own truth, and checks that both outputs are whole
+ * JSON, that units cut short say so, and that the process table agrees with the workload.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+TestSuite(reliability, .init = require_tracing, .timeout = 60);
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Lines of unitmeter's own messages ("unitmeter: ...") in stderr that contain needle. */
+static int own_lines_with(const char *err, const char *needle)
+{
+	int n = 0;
+
+	for (const char *line = err; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[2048];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+		if (!strncmp(buf, "unitmeter: ", 11) && strstr(buf, needle))
+			n++;
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+static bool one_line(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	return nl && nl[1] == '\0';
+}
+
+/* The stream ends with a newline (no half line) and holds exactly the manifest's units. */
+static void expect_outputs_agree(const struct um_result *r)
+{
+	json_t *units = jget(r->manifest, "units"), *u;
+	struct stat st;
+	size_t i;
+
+	cr_assert(json_is_array(units));
+	cr_expect_eq(json_array_size(r->units), json_array_size(units),
+		     "stream has %zu units, manifest %zu", json_array_size(r->units),
+		     json_array_size(units));
+	json_array_foreach(r->units, i, u) {
+		json_t *m = json_array_get(units, i);
+
+		cr_expect_eq(jnum(u, "index"), i, "stream line %zu has index %.0f", i, jnum(u, "index"));
+		cr_expect(m && json_equal(u, m), "stream line %zu differs from the manifest's unit", i);
+	}
+	if (stat(r->units_path, &st) == 0 && st.st_size > 0) {
+		int fd = open(r->units_path, O_RDONLY);
+		char last = 0;
+
+		cr_assert(fd >= 0);
+		cr_expect_eq(pread(fd, &last, 1, st.st_size - 1), 1);
+		cr_expect_eq(last, '\n', "the stream ends with half a line");
+		close(fd);
+	}
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(jget(obj, key));
+
+	cr_assert_not_null(s, "\"%s\" is not a string", key);
+	return s;
+}
+
+/* ---- 1. the OOM killer inside a unit ---------------------------------------------------- */
+
+static char cgroup_dir[128];
+
+/* Every path: SIGKILL what is left in the cgroup, then remove it (rmdir needs it empty). */
+static void cgroup_remove(void)
+{
+	char procs[192], buf[4096];
+
+	if (!cgroup_dir[0])
+		return;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
+	for (int tries = 0; tries < 100 && rmdir(cgroup_dir) && errno != ENOENT; tries++) {
+		FILE *f = fopen(procs, "r");
+
+		while (f && fgets(buf, sizeof(buf), f))
+			kill((pid_t)atoi(buf), SIGKILL);
+		if (f)
+			fclose(f);
+		sleep_ms(20);
+	}
+	cgroup_dir[0] = '\0';
+}
+
+static long long cgroup_value(const char *file, const char *key)
+{
+	char path[256], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cgroup_dir, file);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot read %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		size_t klen = key ? strlen(key) : 0;
+
+		if (!key || (!strncmp(line, key, klen) && line[klen] == ' ')) {
+			v = atoll(line + klen);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * The workload joins a 64 MiB memory cgroup itself (unitmeter stays outside), runs one 8 MiB
+ * unit, then touches memory a MiB at a time inside a second unit until the OOM killer ends it.
+ */
+Test(reliability, oom_kill_inside_a_unit_is_incomplete, .fini = cgroup_remove)
+{
+	const char *base = "/sys/fs/cgroup/memory";
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--as-root", "--unit", "fit_unit", workload("units"),
+			       "--mode", "oom", "--cgroup", cgroup_dir, "--mib", "256", NULL };
+	json_t *units, *u0, *u1, *proc;
+	double peak, rss_last;
+	long pid;
+	char limit[32];
+	int fd;
+
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", W_OK))
+		cr_skip_test("no cgroup v1 memory controller at %s", base);
+	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/unitmeter-test-%d", base, getpid());
+	cr_assert_eq(mkdir(cgroup_dir, 0755), 0, "mkdir %s: %s", cgroup_dir, strerror(errno));
+	snprintf(limit, sizeof(limit), "%lu", 64UL << 20);
+	{
+		char path[192];
+
+		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", cgroup_dir);
+		fd = open(path, O_WRONLY);
+		cr_assert(fd >= 0 && write(fd, limit, strlen(limit)) == (ssize_t)strlen(limit),
+			  "cannot set %s", path);
+		close(fd);
+	}
+	um_run(&r, true, args);
+	cr_assert_not_null(r.manifest, "no manifest (status %d): %s", r.status, r.err);
+	/* the cgroup's own count: it was the OOM killer, not something else */
+	cr_expect_eq(cgroup_value("memory.oom_control", "oom_kill"), 1);
+	cr_expect_eq(r.status, 128 + SIGKILL, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	cr_assert_null(json_object_get(r.truth, "survived"), "the workload was not killed");
+	/* the last RSS the workload read, a MiB or less before the kill */
+	rss_last = jnum(r.truth, "rss_bytes");
+	cr_assert_not_null(strstr(r.out, "{\"pid\": "), "the workload did not join the cgroup: %s", r.err);
+	pid = atol(strstr(r.out, "{\"pid\": ") + 8);
+
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 2, "%s", r.err);
+	u0 = json_array_get(units, 0);
+	u1 = json_array_get(units, 1);
+	cr_expect_str_eq(str(u0, "status"), "complete");
+	cr_expect(within(jnum(u0, "peak_rss_delta_bytes"), 8 * MIB_F, 0.01, MIB_F), "unit 0 delta %.0f",
+		  jnum(u0, "peak_rss_delta_bytes"));
+	cr_expect_str_eq(str(u1, "status"), "incomplete");
+	cr_expect_str_eq(str(u1, "incomplete_reason"), "exit");
+	cr_expect_eq(jnum(u1, "pid"), pid);
+	/* what it had when it was killed: at least the last reading, at most one more MiB */
+	peak = jnum(u1, "peak_rss_bytes");
+	cr_expect(peak >= rss_last && peak <= rss_last + MIB_F + 256 * 1024,
+		  "unit 1 peak %.0f, last RSS read before the kill %.0f", peak, rss_last);
+	/* its growth was all charged to the cgroup, whose own peak bounds it */
+	cr_expect_leq(jnum(u1, "peak_rss_delta_bytes"), cgroup_value("memory.max_usage_in_bytes", NULL));
+	expect_outputs_agree(&r);
+
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 1);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_signal"), SIGKILL);
+	cr_expect(json_is_null(jget(jget(r.manifest, "run"), "exit_status")));
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
+	proc = proc_record(r.manifest, pid);
+	cr_expect_str_eq(str(proc, "status"), "exited");
+	cr_expect_eq(jnum(proc, "exit_signal"), SIGKILL);
+	cr_expect_eq(jnum(proc, "units"), 2);
+	cr_expect(within(jnum(proc, "peak_rss_bytes"), peak, 0, 0), "process peak %.0f, unit peak %.0f",
+		  jnum(proc, "peak_rss_bytes"), peak);
+	um_result_free(&r);
+}
+
+/* ---- 2. exec inside a unit ---------------------------------------------------------------- */
+
+/*
+ * The unit function's frame goes with the old image, so its return never comes: the unit ends
+ * at the exec as incomplete ("exec"), with what it used until then. The process goes on under
+ * the same pid and its next unit, in the new image, is a unit of its own.
+ */
+Test(reliability, exec_inside_a_unit_is_incomplete)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode", "exec",
+			       NULL };
+	json_t *units, *truth, *u;
+	long pid;
+	size_t i;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	truth = jget(r.truth, "units");
+	cr_assert_eq(json_array_size(truth), 3);
+	pid = (long)jnum(json_array_get(truth, 0), "pid");
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%s", r.err);
+	json_array_foreach(units, i, u) {
+		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
+
+		cr_expect_eq(jnum(u, "pid"), pid, "unit %zu", i);
+		cr_expect_str_eq(str(u, "status"), i == 1 ? "incomplete" : "complete", "unit %zu", i);
+		/* unit 1 also pays for the exec up to the new image's start: a few ms at most */
+		cr_expect(cpu >= clock * 0.98 && cpu <= clock * 1.02 + (i == 1 ? 0.005 : 0),
+			  "unit %zu: cpu %.4f s, thread clock %.4f s", i, cpu, clock);
+	}
+	cr_expect_str_eq(str(json_array_get(units, 1), "incomplete_reason"), "exec");
+	cr_expect_null(json_object_get(json_array_get(units, 2), "incomplete_reason"));
+	expect_outputs_agree(&r);
+
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 1, "an exec is not a new process");
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_status"), 0);
+	/* the exec was seen: the row carries the new image's name (exec of /proc/self/exe) */
+	cr_expect_str_eq(str(proc_record(r.manifest, pid), "comm"), "exe");
+	cr_expect_eq(jnum(proc_record(r.manifest, pid), "units"), 3);
+	cr_expect_str_eq(str(proc_record(r.manifest, pid), "status"), "exited");
+	um_result_free(&r);
+}
+
+/* ---- 3. a fork storm ---------------------------------------------------------------------- */
+
+static bool pid_listed(const json_t *pids, long pid)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(pids, i, p)
+		if (json_integer_value(p) == pid)
+			return true;
+	return false;
+}
+
+/* 250 children in a burst outside any unit, 250 inside one: every one is in the table. */
+Test(reliability, fork_storm_counts_every_process)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("forkstorm"), "--outside",
+			       "250", "--inside", "250", NULL };
+	json_t *run, *table, *inside, *outside, *p, *unit;
+	long root;
+	size_t i, children = 0;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	cr_assert_eq(jnum(r.truth, "forks"), 500, "the workload could not fork 500 children");
+	cr_assert_eq(jnum(r.truth, "reaped_ok"), 500);
+	root = (long)jnum(r.truth, "pid");
+	inside = jget(r.truth, "inside");
+	outside = jget(r.truth, "outside");
+	run = jget(r.manifest, "run");
+	cr_expect_eq(jnum(run, "lost_events"), 0);
+	cr_expect_eq(jnum(run, "map_full_events"), 0);
+	cr_expect_eq(jnum(run, "processes"), 501);
+	table = jget(run, "per_process");
+	json_array_foreach(table, i, p) {
+		long pid = (long)jnum(p, "pid");
+
+		if (pid == root)
+			continue;
+		children++;
+		cr_expect(pid_listed(inside, pid) || pid_listed(outside, pid),
+			  "pid %ld is not a child the workload forked", pid);
+		cr_expect_eq(jnum(p, "ppid"), root, "pid %ld", pid);
+		cr_expect_str_eq(str(p, "status"), "exited", "pid %ld", pid);
+		cr_expect_eq(jnum(p, "exit_status"), 0, "pid %ld", pid);
+	}
+	cr_expect_eq(children, 500);
+	/* the unit's scope: its caller and the 250 children forked while it was open */
+	cr_assert_eq(json_array_size(jget(r.manifest, "units")), 1);
+	unit = json_array_get(jget(r.manifest, "units"), 0);
+	cr_expect_eq(jnum(unit, "processes"), 1 + json_array_size(inside));
+	cr_expect_str_eq(str(unit, "status"), "complete");
+	expect_outputs_agree(&r);
+	um_result_free(&r);
+}
+
+/* ---- 4. 200 threads in a unit --------------------------------------------------------------- */
+
+Test(reliability, unit_of_200_threads_matches_the_process_clock)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode", "cpu",
+			       "--units", "1", "--threads", "200", "--cpu-ms", "4", NULL };
+	json_t *u;
+	double cpu, clock;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	cr_assert_eq(json_array_size(jget(r.manifest, "units")), 1);
+	u = json_array_get(jget(r.manifest, "units"), 0);
+	/* the calling thread and the 199 it created inside the unit */
+	cr_expect_eq(jnum(u, "threads"), 200);
+	cpu = jnum(u, "cpu_s");
+	clock = jnum(json_array_get(jget(r.truth, "units"), 0), "proc_cpu_ns") / 1e9;
+	cr_expect(within(cpu, clock, 0.03, 0), "unit cpu %.4f s, CLOCK_PROCESS_CPUTIME_ID %.4f s "
+		  "(switch-in misses %.0f, thread collisions %.0f)", cpu, clock,
+		  jnum(jget(r.manifest, "run"), "switch_in_misses"),
+		  jnum(jget(r.manifest, "run"), "thread_collisions"));
+	cr_expect_eq(jnum(proc_record(r.manifest, (long)jnum(u, "pid")), "threads"), 200);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
+	expect_outputs_agree(&r);
+	um_result_free(&r);
+}
+
+/* ---- BPF objects a unitmeter process holds, and whether the kernel still has them ---------- */
+
+struct bpf_ids {
+	unsigned id[3][128]; /* prog, link, map */
+	int n[3];
+};
+
+static const char *const bpf_kinds[3] = { "prog", "link", "map" };
+static const char *const fdinfo_keys[3] = { "prog_id:", "link_id:", "map_id:" };
+
+static void ids_add(struct bpf_ids *ids, int kind, unsigned id)
+{
+	for (int i = 0; i < ids->n[kind]; i++)
+		if (ids->id[kind][i] == id)
+			return;
+	if (ids->n[kind] < 128)
+		ids->id[kind][ids->n[kind]++] = id;
+}
+
+/*
+ * The programs, links and maps pid holds, from /proc/PID/fdinfo: this bpftool is built without
+ * the "pids" feature, and other unitmeter instances (other tests) may load the same programs.
+ */
+static void collect_fd_ids(pid_t pid, struct bpf_ids *ids)
+{
+	char dir[64], path[320];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char info[1024];
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, info, sizeof(info) - 1);
+		close(fd);
+		info[n > 0 ? n : 0] = '\0';
+		/* a link's fdinfo names its program too: the first kind found, in this order, wins */
+		for (int k = 1; k < 4; k++) {
+			const char *key = fdinfo_keys[k % 3], *at = strstr(info, key);
+
+			if (at) {
+				ids_add(ids, k % 3, (unsigned)strtoul(at + strlen(key), NULL, 10));
+				break;
+			}
+		}
+	}
+	closedir(d);
+}
+
+struct watch {
+	pid_t *unitmeter;      /* shared with unitmeter's process, which writes its pid there */
+	int signal;            /* sent to unitmeter once its links are attached (0: none) */
+	int links_needed;
+	volatile int stop;
+	bool signalled;
+	struct bpf_ids ids;
+	pthread_t thread;
+};
+
+static struct watch *the_watch;
+
+/* In unitmeter's process, before its exec: say which pid to watch. */
+static void tell_pid(void)
+{
+	*the_watch->unitmeter = getpid();
+}
+
+/* The children of pid (the traced command), to end them when unitmeter cannot. */
+static int children_of(pid_t pid, pid_t *out, int max)
+{
+	char path[64], buf[1024];
+	int n = 0, fd;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	for (char *s = strtok(buf, " \n"); s && n < max; s = strtok(NULL, " \n"))
+		out[n++] = atoi(s);
+	return n;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+
+	while (!w->stop) {
+		pid_t pid = *w->unitmeter;
+
+		if (pid > 0) {
+			struct bpf_ids now = { 0 };
+
+			collect_fd_ids(pid, &now);
+			for (int k = 0; k < 3; k++)
+				for (int i = 0; i < now.n[k]; i++)
+					ids_add(&w->ids, k, now.id[k][i]);
+			if (w->signal && !w->signalled && now.n[1] >= w->links_needed) {
+				pid_t kids[8];
+				int n = children_of(pid, kids, 8);
+
+				w->signalled = true;
+				kill(pid, w->signal);
+				/* SIGKILL forwards nothing: the command would run on untraced */
+				for (int i = 0; w->signal == SIGKILL && i < n; i++)
+					kill(kids[i], SIGKILL);
+			}
+		}
+		sleep_ms(5);
+	}
+	return NULL;
+}
+
+static void watch_start(struct watch *w, int signal, int links_needed)
+{
+	memset(w, 0, sizeof(*w));
+	w->unitmeter = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert(w->unitmeter != MAP_FAILED);
+	*w->unitmeter = 0;
+	w->signal = signal;
+	w->links_needed = links_needed;
+	the_watch = w;
+	cr_assert_eq(pthread_create(&w->thread, NULL, watch_thread, w), 0);
+}
+
+static void watch_stop(struct watch *w)
+{
+	w->stop = 1;
+	pthread_join(w->thread, NULL);
+	munmap(w->unitmeter, sizeof(pid_t));
+}
+
+/* Which of ids `bpftool KIND show -j` still lists; 0 when none. */
+static int still_loaded(const struct bpf_ids *ids, char *which, size_t len)
+{
+	int left = 0;
+
+	which[0] = '\0';
+	for (int k = 0; k < 3; k++) {
+		char cmd[64];
+		json_t *list, *obj;
+		size_t i;
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "bpftool %s show -j 2>/dev/null", bpf_kinds[k]);
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		list = json_loadf(p, 0, NULL);
+		pclose(p);
+		cr_assert(json_is_array(list), "bpftool %s show -j gave no JSON list", bpf_kinds[k]);
+		json_array_foreach(list, i, obj) {
+			unsigned id = (unsigned)json_integer_value(json_object_get(obj, "id"));
+
+			for (int j = 0; j < ids->n[k]; j++)
+				if (ids->id[k][j] == id) {
+					size_t used = strlen(which);
+
+					snprintf(which + used, len - used, " %s %u", bpf_kinds[k], id);
+					left++;
+				}
+		}
+		json_decref(list);
+	}
+	return left;
+}
+
+/*
+ * Every program, link and map unitmeter held is gone once it has exited. The kernel frees
+ * them after the last reference drops, which may trail the exit by an RCU grace period: wait
+ * up to 3 s. progs/links: the 8 tracepoint programs, plus a uprobe pair per unit spec.
+ */
+static void expect_nothing_left(const struct bpf_ids *ids, int progs, int links)
+{
+	char which[2048];
+
+	cr_assert_geq(ids->n[0], progs, "saw %d of unitmeter's programs while it ran", ids->n[0]);
+	cr_assert_geq(ids->n[1], links, "saw %d of unitmeter's links while it ran", ids->n[1]);
+	cr_assert_gt(ids->n[2], 0, "saw none of unitmeter's maps while it ran");
+	for (int i = 0; i < 60; i++) {
+		if (!still_loaded(ids, which, sizeof(which)))
+			return;
+		sleep_ms(50);
+	}
+	cr_expect_fail("still loaded 3 s after unitmeter exited:%s", which);
+}
+
+/* ---- 5. a full disk for the outputs ------------------------------------------------------- */
+
+static char small_fs[64];
+
+static void small_fs_remove(void)
+{
+	if (!small_fs[0])
+		return;
+	if (umount2(small_fs, MNT_DETACH) && errno != EINVAL)
+		fprintf(stderr, "cannot unmount %s: %s\n", small_fs, strerror(errno));
+	rmdir(small_fs);
+	small_fs[0] = '\0';
+}
+
+/* A 64 KiB tmpfs of our own, unmounted by .fini on every path. */
+static void small_fs_make(void)
+{
+	snprintf(small_fs, sizeof(small_fs), "/tmp/um-full-XXXXXX");
+	cr_assert_not_null(mkdtemp(small_fs));
+	if (mount("tmpfs", small_fs, "tmpfs", 0, "size=64k,mode=0755")) {
+		rmdir(small_fs);
+		small_fs[0] = '\0';
+		cr_skip_test("cannot mount a tmpfs: %s", strerror(errno));
+	}
+}
+
+/* pid and its children are gone: reaped, not stopped, not orphaned. */
+static void expect_gone(long pid)
+{
+	cr_expect(kill((pid_t)pid, 0) && errno == ESRCH, "process %ld is still there", pid);
+}
+
+/*
+ * The units stream fills the disk after ~200 of 3000 units. One line says so; the stream keeps
+ * its complete lines only; the manifest, elsewhere, still has every unit; the command runs to
+ * its end; and no BPF object is left (the full disk is an exit path too).
+ */
+Test(reliability, full_disk_for_the_stream_loses_no_unit, .fini = small_fs_remove)
+{
+	char stream[128], manifest_dir[] = "/tmp/um-rel-XXXXXX", manifest[96];
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "-o", manifest, "--units-jsonl",
+			       stream, workload("callstorm"), "--calls", "3000", "--work", "100", NULL };
+	struct watch w;
+	json_t *m, *lines, *l;
+	size_t i;
+
+	small_fs_make();
+	cr_assert_not_null(mkdtemp(manifest_dir));
+	snprintf(manifest, sizeof(manifest), "%s/run.json", manifest_dir);
+	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", small_fs);
+	watch_start(&w, 0, 0);
+	um_run_with(&r, false, args, tell_pid);
+	watch_stop(&w);
+	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_eq(own_lines_with(r.err, stream), 1, "one line names the stream: %s", r.err);
+	cr_expect_eq(own_lines_with(r.err, "No space left on device"), 1, "%s", r.err);
+	/* the command ran to its end */
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	cr_expect_eq(jnum(r.truth, "calls"), 3000);
+
+	m = json_load_file(manifest, 0, NULL);
+	cr_assert_not_null(m, "no manifest beside the full disk");
+	cr_expect_eq(json_array_size(jget(m, "units")), 3000);
+	cr_expect_eq(jnum(jget(m, "run"), "lost_events"), 0);
+	cr_expect_str_eq(str(json_array_get(jget(jget(m, "run"), "per_process"), 0), "status"), "exited");
+	expect_gone((long)jnum(json_array_get(jget(jget(m, "run"), "per_process"), 0), "pid"));
+
+	/* the stream: whole lines only, the first units in order */
+	snprintf(r.units_path, sizeof(r.units_path), "%s", stream);
+	r.manifest = m;
+	json_decref(r.units);
+	{
+		FILE *f = fopen(stream, "r");
+		char line[4096];
+
+		lines = json_array();
+		cr_assert_not_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			json_t *v = json_loads(line, 0, NULL);
+
+			cr_assert_not_null(v, "line %zu of the stream is not JSON: %s",
+					   json_array_size(lines), line);
+			json_array_append_new(lines, v);
+		}
+		fclose(f);
+	}
+	r.units = lines;
+	cr_expect_gt(json_array_size(lines), 0);
+	cr_expect_lt(json_array_size(lines), 3000, "the disk did not fill");
+	json_array_foreach(lines, i, l)
+		cr_expect(json_equal(l, json_array_get(jget(m, "units"), i)), "stream line %zu", i);
+	expect_nothing_left(&w.ids, 10, 10);
+	{
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", manifest_dir);
+		cr_expect_eq(system(cmd), 0);
+	}
+	um_result_free(&r);
+}
+
+/* Both outputs on the full disk: one line for each file, no temp file left, exit 2. */
+Test(reliability, full_disk_for_both_outputs_is_one_line_each, .fini = small_fs_remove)
+{
+	char stream[128], manifest[128];
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "-o", manifest, "--units-jsonl",
+			       stream, workload("callstorm"), "--calls", "3000", "--work", "100", NULL };
+	struct dirent *de;
+	int files = 0;
+	DIR *d;
+
+	small_fs_make();
+	snprintf(manifest, sizeof(manifest), "%s/run.json", small_fs);
+	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", small_fs);
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_eq(own_lines_with(r.err, stream), 1, "%s", r.err);
+	cr_expect_eq(own_lines_with(r.err, manifest), 1, "%s", r.err);
+	cr_expect_eq(own_lines_with(r.err, "No space left on device"), 2, "%s", r.err);
+	cr_assert_not_null(r.truth, "the command did not run to its end: %s", r.out);
+	cr_expect_eq(jnum(r.truth, "calls"), 3000);
+	/* the stream, and nothing else: no half-written manifest, no temp file */
+	d = opendir(small_fs);
+	cr_assert_not_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' || strncmp(de->d_name, ".unitmeter-", 11) == 0) {
+			files++;
+			cr_expect_str_eq(de->d_name, "run.units.jsonl");
+		}
+	closedir(d);
+	cr_expect_eq(files, 1);
+	snprintf(r.units_path, sizeof(r.units_path), "%s", stream);
+	{
+		/* every line whole: the helper's loader fails the test on a line that is not JSON */
+		struct stat st;
+		char last = 0;
+		int fd = open(stream, O_RDONLY);
+
+		cr_assert(fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0);
+		cr_expect_eq(pread(fd, &last, 1, st.st_size - 1), 1);
+		cr_expect_eq(last, '\n', "the stream ends with half a line");
+		close(fd);
+	}
+	um_result_free(&r);
+}
+
+/* ---- 6. ring buffer overflow ---------------------------------------------------------------- */
+
+/*
+ * A 4 KiB ring (~40 unit records) against 20000 units of microseconds: records are lost, and
+ * every one is counted. The only other records of a one-process run are its exec and its exit,
+ * so units received + records lost is the call count, plus at most those two.
+ */
+Test(reliability, ring_buffer_overflow_is_counted_and_warned)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--ring-buffer-kib", "4", "--unit", "fit_unit",
+			       workload("callstorm"), "--calls", "20000", "--work", "10", NULL };
+	double got, lost, calls;
+	json_t *root;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	calls = jnum(r.truth, "calls");
+	got = json_array_size(jget(r.manifest, "units"));
+	lost = jnum(jget(r.manifest, "run"), "lost_events");
+	cr_assert_gt(lost, 0, "nothing lost: the test did not overflow the ring");
+	cr_expect(got + lost >= calls && got + lost <= calls + 2,
+		  "%.0f units + %.0f lost, %.0f calls", got, lost, calls);
+	cr_expect_eq(own_lines_with(r.err, "warning: "), 1, "%s", r.err);
+	cr_expect_eq(own_lines_with(r.err, "ring-buffer records lost"), 1, "%s", r.err);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 1);
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_status"), 0);
+	/* its exit record may be among the lost: then its figures are unknown (null), never 0 */
+	root = json_array_get(jget(jget(r.manifest, "run"), "per_process"), 0);
+	cr_assert_not_null(root);
+	cr_expect_str_eq(str(root, "status"), "exited");
+	cr_expect_eq(jnum(root, "exit_status"), 0, "wait(2) said 0");
+	cr_expect(json_is_null(jget(root, "cpu_s")) || jnum(root, "cpu_s") > 0,
+		  "cpu_s %.6f for a process that ran 20000 units", jnum(root, "cpu_s"));
+	expect_outputs_agree(&r);
+	um_result_free(&r);
+}
+
+/* ---- 7. no BPF object left behind, on every exit path -------------------------------------- */
+
+static void expect_clean_exit(int signal, int expected_status)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode", "slow",
+			       "--units", signal ? "1000" : "8", "--sleep-ms", "30", NULL };
+	struct watch w;
+
+	watch_start(&w, signal, 10);
+	um_run_with(&r, true, args, tell_pid);
+	watch_stop(&w);
+	cr_expect_eq(r.status, expected_status, "status %d: %s", r.status, r.err);
+	if (signal)
+		cr_expect(w.signalled, "unitmeter ended before the signal could be sent");
+	if (signal != SIGKILL) {
+		cr_assert_not_null(r.manifest, "no manifest: %s", r.err);
+		expect_outputs_agree(&r);
+		cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 1);
+		if (signal)
+			cr_expect_eq(jnum(jget(r.manifest, "run"), "exit_signal"), signal,
+				     "the command died of the forwarded signal");
+	}
+	expect_nothing_left(&w.ids, 10, 10);
+	um_result_free(&r);
+}
+
+Test(reliability, no_bpf_left_after_a_normal_end)
+{
+	expect_clean_exit(0, 0);
+}
+
+Test(reliability, no_bpf_left_after_sigint)
+{
+	expect_clean_exit(SIGINT, 128 + SIGINT);
+}
+
+Test(reliability, no_bpf_left_after_sigterm)
+{
+	expect_clean_exit(SIGTERM, 128 + SIGTERM);
+}
+
+Test(reliability, no_bpf_left_after_sigkill)
+{
+	expect_clean_exit(SIGKILL, 128 + SIGKILL);
+}
+
+/* ---- 8. inputs refused before the kernel is touched ---------------------------------------- */
+
+#if defined(__x86_64__)
+#define UM_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define UM_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/*
+ * In unitmeter's process: any bpf(2) or perf_event_open(2) kills it with SIGSYS. A refusal that
+ * exits 2 with its line has then provably loaded nothing and attached nothing; counting the
+ * machine's BPF programs could not say so while other unitmeter runs load and unload theirs.
+ */
+static void forbid_bpf(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, UM_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(97);
+}
+
+/* Exit 2, exactly one line that contains message, no output files, no command, no bpf(2). */
+static void expect_refused(const char *const *args, const char *message)
+{
+	struct um_result r;
+
+	um_run_with(&r, true, args, forbid_bpf);
+	cr_expect_neq(r.status, 128 + SIGSYS, "%s %s: it called bpf() before refusing", args[0], args[1]);
+	cr_expect_eq(r.status, 2, "%s %s...: status %d: %s", args[0], args[1], r.status, r.err);
+	cr_expect_not_null(strstr(r.err, message), "expected \"%s\" in: %s", message, r.err);
+	cr_expect(one_line(r.err), "not one line: %s", r.err);
+	cr_expect_null(r.manifest, "a manifest was written");
+	cr_expect_str_eq(r.out, "", "the command ran");
+	um_result_free(&r);
+}
+
+/* The check above can fail: the same filter catches unitmeter when it does load programs. */
+Test(reliability, the_bpf_tripwire_catches_a_real_run)
+{
+	struct um_result r;
+	const char *args[] = { "run", "/bin/true", NULL };
+
+	um_run_with(&r, true, args, forbid_bpf);
+	cr_expect_eq(r.status, 128 + SIGSYS, "status %d: %s", r.status, r.err);
+	um_result_free(&r);
+}
+
+Test(reliability, refused_inputs_touch_no_bpf)
+{
+	char pid_max[32], self[16], missing[16];
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	cr_assert(f && fgets(pid_max, sizeof(pid_max), f));
+	fclose(f);
+	/* pids run from 1 to pid_max - 1: pid_max itself is never a process */
+	snprintf(missing, sizeof(missing), "%ld", atol(pid_max));
+	snprintf(self, sizeof(self), "%d", getpid());
+	{
+		const char *a[] = { "run", "--unit", ":", "/bin/true", NULL };
+
+		expect_refused(a, "--unit ':' is malformed");
+	}
+	{
+		const char *a[] = { "run", "--unit", "/bin/true:", "/bin/true", NULL };
+
+		expect_refused(a, "is malformed");
+	}
+	{
+		const char *a[] = { "run", "--unit", "python:", "/bin/true", NULL };
+
+		expect_refused(a, "is malformed");
+	}
+	{
+		/* attach looks the symbol up in the process's own executable (this test binary) */
+		const char *a[] = { "attach", "-p", self, "--unit", "no_such_fit_function", NULL };
+
+		expect_refused(a, "has no function 'no_such_fit_function'");
+	}
+	{
+		const char *a[] = { "attach", "-p", missing, NULL };
+		char message[64];
+
+		snprintf(message, sizeof(message), "no process %s", missing);
+		expect_refused(a, message);
+	}
+	{
+		/* kthreadd is pid 2 on every Linux system */
+		const char *a[] = { "attach", "-p", "2", NULL };
+
+		expect_refused(a, "process 2 is a kernel thread");
+	}
+	{
+		const char *a[] = { "run", "-o", "/nonexistent-um-dir/run.json", "/bin/true", NULL };
+
+		expect_refused(a, "directory /nonexistent-um-dir does not exist");
+	}
+	{
+		const char *a[] = { "run", "--units-jsonl", "/nonexistent-um-dir/u.jsonl", "/bin/true", NULL };
+
+		expect_refused(a, "directory /nonexistent-um-dir does not exist");
+	}
+	{
+		const char *a[] = { "run", "--units-jsonl", "/tmp", "/bin/true", NULL };
+
+		expect_refused(a, "stream /tmp");
+	}
+}
+
+/*
+ * WAITS FOR A FIX IN user/cli.c: argp_error() prints a second line ("Try `unitmeter run --help'
+ * ..."), wrapped onto a third at 79 columns for attach; getopt's own errors do the same. The fix:
+ * argp_failure(state, 2, 0, ...) instead of argp_error in the parsers, and ARGP_NO_ERRS with a
+ * one-line message for unknown options. Fails today; enable it with the fix.
+ */
+Test(reliability, bad_numbers_and_options_are_one_line, .disabled = true)
+{
+	{
+		const char *a[] = { "attach", "-p", "-5", NULL };
+
+		expect_refused(a, "-p needs a process id");
+	}
+	{
+		const char *a[] = { "attach", "-p", "1", "--duration", "-1", NULL };
+
+		expect_refused(a, "--duration needs a positive number");
+	}
+	{
+		const char *a[] = { "run", "--ring-buffer-kib", "3", "/bin/true", NULL };
+
+		expect_refused(a, "--ring-buffer-kib must be a power of two");
+	}
+	{
+		const char *a[] = { "run", "--unit", "", "/bin/true", NULL };
+
+		expect_refused(a, "--unit needs a SPEC");
+	}
+	{
+		const char *a[] = { "run", "-p", "3", "/bin/true", NULL };
+
+		expect_refused(a, "invalid option");
+	}
+}
+
+/*
+ * WAITS FOR A FIX IN user/session.c (check_output_dir): the manifest and the stream given the
+ * same file are accepted today, and the manifest's rename replaces the stream at the end; a
+ * manifest path that is a directory is found out only after the command has run. Both should
+ * be refused before anything starts. Fails today; enable it with the fix.
+ */
+Test(reliability, conflicting_outputs_are_refused, .disabled = true)
+{
+	char dir[] = "/tmp/um-same-XXXXXX", same[64], cmd[64];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(same, sizeof(same), "%s/run.json", dir);
+	{
+		const char *a[] = { "run", "-o", same, "--units-jsonl", same, "/bin/true", NULL };
+
+		expect_refused(a, same);
+	}
+	{
+		const char *a[] = { "run", "-o", dir, "/bin/true", NULL };
+
+		expect_refused(a, dir);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+/* A manifest cut short or broken: the message names the file and where it breaks. */
+Test(reliability, summary_names_where_a_manifest_breaks)
+{
+	char dir[] = "/tmp/um-sum-XXXXXX", whole[64], cut[64], broken[64], where[96];
+	json_t *m = json_load_file(fixture("summary/a.json"), 0, NULL);
+	char *text;
+	size_t len, at;
+	int line = 1;
+	FILE *f;
+
+	cr_assert_not_null(m);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(whole, sizeof(whole), "%s/whole.json", dir);
+	snprintf(cut, sizeof(cut), "%s/cut.json", dir);
+	snprintf(broken, sizeof(broken), "%s/broken.json", dir);
+	/* indented as unitmeter writes its manifests */
+	text = json_dumps(m, JSON_INDENT(2));
+	len = strlen(text);
+	/* cut two thirds in; the parser stops at the cut: the last line, one past its end */
+	at = len * 2 / 3;
+	for (size_t i = 0; i < at; i++)
+		line += text[i] == '\n';
+	f = fopen(cut, "w");
+	cr_assert(f && fwrite(text, 1, at, f) == at);
+	fclose(f);
+	{
+		struct um_result r;
+		const char *args[] = { "summary", cut, NULL };
+
+		um_run_with(&r, false, args, forbid_bpf);
+		cr_expect_eq(r.status, 2, "%s", r.err);
+		snprintf(where, sizeof(where), "%s:%d:", cut, line);
+		cr_expect_not_null(strstr(r.err, where), "expected %s in: %s", where, r.err);
+		cr_expect(one_line(r.err), "%s", r.err);
+		um_result_free(&r);
+	}
+	/* a stray comma on the line of "units" */
+	{
+		char *key = strstr(text, "\"units\"");
+		struct um_result r;
+		const char *args[] = { "summary", broken, NULL };
+
+		cr_assert_not_null(key);
+		line = 1;
+		for (char *p = text; p < key; p++)
+			line += *p == '\n';
+		f = fopen(broken, "w");
+		cr_assert(f);
+		fprintf(f, "%.*s,%s", (int)(key - text), text, key);
+		fclose(f);
+		um_run_with(&r, false, args, forbid_bpf);
+		cr_expect_eq(r.status, 2, "%s", r.err);
+		snprintf(where, sizeof(where), "%s:%d:", broken, line);
+		cr_expect_not_null(strstr(r.err, where), "expected %s in: %s", where, r.err);
+		cr_expect(one_line(r.err), "%s", r.err);
+		um_result_free(&r);
+	}
+	free(text);
+	json_decref(m);
+	{
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		cr_expect_eq(system(cmd), 0);
+	}
+}
+
+/* ---- valgrind ------------------------------------------------------------------------------ */
+
+/*
+ * A whole run (load, attach, units, manifest, tear-down) under memcheck: no error, no definite
+ * leak. ~10 s on these machines; the traced command itself runs natively (no --trace-children).
+ */
+Test(reliability, a_run_under_valgrind_has_no_errors_or_leaks)
+{
+	const char *vg = "/usr/bin/valgrind";
+	char supp[600], bin[512], dir[] = "/tmp/um-vg-XXXXXX", manifest[64], cmd[64];
+	const char *args[] = { "-q", supp, "--leak-check=full", "--errors-for-leak-kinds=definite",
+			       "--error-exitcode=99", bin, "run", "-q", "-o", manifest, "--unit",
+			       "fit_unit", workload("units"), "--mode", "spikes", "--sizes", "8,16", NULL };
+	struct um_result r;
+	json_t *m;
+
+	if (access(vg, X_OK))
+		cr_skip_test("valgrind is not installed (apt-get install valgrind)");
+#ifdef __SANITIZE_ADDRESS__
+	/* the suite's unitmeter is the same build as this binary: ASan's, which valgrind cannot run */
+	cr_skip_test("valgrind cannot run an AddressSanitizer build (make SAN=1)");
+#endif
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(manifest, sizeof(manifest), "%s/run.json", dir);
+	/* libbpf's bpf(2) calls that valgrind's wrapper misreads: see the file */
+	snprintf(supp, sizeof(supp), "--suppressions=%s", fixture("../valgrind.supp"));
+	cr_assert_eq(access(supp + 15, R_OK), 0, "no %s", supp + 15);
+	/* um_run runs $UNITMETER: make that valgrind, with unitmeter as its first argument */
+	snprintf(bin, sizeof(bin), "%s", unitmeter_bin());
+	setenv("UNITMETER", vg, 1);
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 0, "valgrind status %d: %s", r.status, r.err);
+	cr_expect_null(strstr(r.err, "=="), "valgrind reported: %s", r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.out);
+	m = json_load_file(manifest, 0, NULL);
+	cr_assert_not_null(m, "no manifest under valgrind");
+	cr_expect_eq(json_array_size(jget(m, "units")), 2);
+	json_decref(m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+	um_result_free(&r);
+}
