@@ -904,7 +904,7 @@ Test(reliability, refused_inputs_touch_no_bpf)
  * argp_failure(state, 2, 0, ...) instead of argp_error in the parsers, and ARGP_NO_ERRS with a
  * one-line message for unknown options. Fails today; enable it with the fix.
  */
-Test(reliability, bad_numbers_and_options_are_one_line, .disabled = true)
+Test(reliability, bad_numbers_and_options_are_one_line)
 {
 	{
 		const char *a[] = { "attach", "-p", "-5", NULL };
@@ -939,7 +939,7 @@ Test(reliability, bad_numbers_and_options_are_one_line, .disabled = true)
  * manifest path that is a directory is found out only after the command has run. Both should
  * be refused before anything starts. Fails today; enable it with the fix.
  */
-Test(reliability, conflicting_outputs_are_refused, .disabled = true)
+Test(reliability, conflicting_outputs_are_refused)
 {
 	char dir[] = "/tmp/um-same-XXXXXX", same[64], cmd[64];
 

@@ -135,3 +135,19 @@ Test(summary, command_prints_json_and_refuses_bad_input)
 	cr_expect_not_null(strstr(r.err, "truncated.units.jsonl:2:"), "%s", r.err);
 	um_result_free(&r);
 }
+
+/* Found by fuzzing: a peak of 1e79 bytes reached an integer conversion. Out-of-range figures
+ * are refused with the file and line, like any other malformed unit. */
+Test(summary, figures_no_unit_can_have_are_refused)
+{
+	json_t *units = json_array();
+	char err[512];
+
+	cr_expect_eq(um_load_units(fixture("summary/hugepeak.units.jsonl"), units, err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "hugepeak.units.jsonl:1: a unit's \"peak_rss_bytes\" is 1.048e+79"),
+			   "%s", err);
+	cr_expect_eq(um_load_units(fixture("summary/negwall.units.jsonl"), units, err, sizeof(err)), -1);
+	cr_expect_not_null(strstr(err, "\"wall_s\" is -2"), "%s", err);
+	cr_expect_eq(json_array_size(units), 0);
+	json_decref(units);
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <argp.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -119,6 +120,41 @@ static const struct argp_option project_options[] = {
 	{ 0 },
 };
 
+/*
+ * A usage error as one line, "unitmeter run: what was wrong", exit 2. argp_error would add a
+ * second line pointing at --help; the message already says what to write instead.
+ */
+static void cli_fail(const struct argp_state *state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+static void cli_fail(const struct argp_state *state, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s: ", state->name);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	fputs(line, stderr);
+	exit(2);
+}
+
+/*
+ * getopt names an unknown option in one line of its own; argp then adds the --help hint on
+ * its error stream, which goes nowhere instead. --help and --usage write to stdout, unchanged.
+ */
+static void quiet_argp_hints(struct argp_state *state)
+{
+	static FILE *null_stream;
+
+	if (!null_stream)
+		null_stream = fopen("/dev/null", "we");
+	if (null_stream)
+		state->err_stream = null_stream;
+}
+
 static int parse_double(const char *text, double *out)
 {
 	char *end;
@@ -146,13 +182,16 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 	double d;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
 	case 'u':
 		if (o->n_specs == UM_MAX_SPECS)
-			argp_error(state, "at most %d --unit specs", UM_MAX_SPECS);
+			cli_fail(state, "at most %d --unit specs", UM_MAX_SPECS);
 		if (!*arg)
-			argp_error(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
+			cli_fail(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
 		if (strlen(arg) > UM_SPEC_TEXT_MAX)
-			argp_error(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
+			cli_fail(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
 		o->specs[o->n_specs++] = arg;
 		break;
 	case 'o':
@@ -169,7 +208,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RING_KIB:
 		if (parse_ulong(arg, 1UL << 20, &v) || v < 4 || (v & (v - 1)))
-			argp_error(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
+			cli_fail(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
 		o->ring_kib = v;
 		break;
 	case OPT_AS_ROOT:
@@ -177,7 +216,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
-			argp_error(state, "-p needs a process id (a positive number), not '%s'", arg);
+			cli_fail(state, "-p needs a process id (a positive number), not '%s'", arg);
 		o->pid = (pid_t)v;
 		break;
 	case OPT_LOOKUP_AT_EXEC:
@@ -188,10 +227,10 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		char *colon = strchr(arg, ':');
 
 		if (!colon)
-			argp_error(state, "--owner needs UID:GID (numbers), not '%s'", arg);
+			cli_fail(state, "--owner needs UID:GID (numbers), not '%s'", arg);
 		*colon = '\0';
 		if (parse_ulong(arg, UINT32_MAX - 1, &uid) || parse_ulong(colon + 1, UINT32_MAX - 1, &gid))
-			argp_error(state, "--owner needs UID:GID (numbers), not '%s:%s'", arg, colon + 1);
+			cli_fail(state, "--owner needs UID:GID (numbers), not '%s:%s'", arg, colon + 1);
 		o->owner_set = true;
 		o->owner_uid = (uid_t)uid;
 		o->owner_gid = (gid_t)gid;
@@ -199,30 +238,30 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 	}
 	case OPT_READY_FD:
 		if (parse_ulong(arg, INT32_MAX, &v) || v < 3)
-			argp_error(state, "--ready-fd needs a file descriptor above 2, not '%s'", arg);
+			cli_fail(state, "--ready-fd needs a file descriptor above 2, not '%s'", arg);
 		if (fcntl((int)v, F_GETFD) < 0)
-			argp_error(state, "--ready-fd %lu is not an open file descriptor", v);
+			cli_fail(state, "--ready-fd %lu is not an open file descriptor", v);
 		o->ready_fd = (int)v;
 		break;
 	case OPT_DURATION:
 		if (parse_double(arg, &d) || d <= 0 || d > 1e7)
-			argp_error(state, "--duration needs a positive number of seconds, not '%s'", arg);
+			cli_fail(state, "--duration needs a positive number of seconds, not '%s'", arg);
 		o->duration_s = d;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->command != UM_CMD_RUN)
-			argp_error(state, "unexpected argument '%s'", arg);
+			cli_fail(state, "unexpected argument '%s'", arg);
 		/* the command starts at the first non-option, as with time(1) and strace(1) */
 		o->command_argv = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
 		if (o->command == UM_CMD_RUN)
-			argp_error(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
+			cli_fail(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
 		break;
 	case ARGP_KEY_END:
 		if (o->command == UM_CMD_ATTACH && !o->pid)
-			argp_error(state, "attach needs -p PID");
+			cli_fail(state, "attach needs -p PID");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -235,11 +274,14 @@ static error_t parse_hw_opt(int key, char *arg, struct argp_state *state)
 	struct um_options *o = state->input;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
 	case 'o':
 		o->output = arg;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		cli_fail(state, "unexpected argument '%s'", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -253,6 +295,9 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 
 	(void)arg;
 	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
 	case OPT_JSON:
 		o->json_only = true;
 		break;
@@ -262,7 +307,7 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "name at least one run manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest or .units.jsonl file");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -275,7 +320,7 @@ static long long parse_count(struct argp_state *state, const char *opt, const ch
 	unsigned long v;
 
 	if (parse_ulong(arg, 1000000000000UL, &v) || v == 0)
-		argp_error(state, "%s needs a positive whole number, not '%s'", opt, arg);
+		cli_fail(state, "%s needs a positive whole number, not '%s'", opt, arg);
 	return (long long)v;
 }
 
@@ -285,6 +330,9 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 	struct project_options *p = &o->project;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
 	case OPT_UNITS:
 		p->units_total = parse_count(state, "--units", arg);
 		break;
@@ -296,28 +344,28 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MARGIN:
 		if (parse_double(arg, &p->margin) || p->margin < 1 || p->margin > 100)
-			argp_error(state, "--margin needs a factor from 1 to 100 (1.25 adds a "
+			cli_fail(state, "--margin needs a factor from 1 to 100 (1.25 adds a "
 				   "quarter), not '%s'", arg);
 		break;
 	case OPT_TIME_STAT:
 		if (strcmp(arg, "p90") && strcmp(arg, "max"))
-			argp_error(state, "--time-stat is p90 or max, not '%s'", arg);
+			cli_fail(state, "--time-stat is p90 or max, not '%s'", arg);
 		p->time_max = !strcmp(arg, "max");
 		break;
 	case OPT_MAX_TIME:
 		p->max_time_s = um_parse_slurm_time(arg);
 		if (p->max_time_s < 60)
-			argp_error(state, "--max-time needs a SLURM time of at least a minute "
+			cli_fail(state, "--max-time needs a SLURM time of at least a minute "
 				   "(MM, HH:MM:SS, D-HH:MM:SS), not '%s'", arg);
 		break;
 	case OPT_PARTITION:
 		if (!*arg || strpbrk(arg, " \t\n#"))
-			argp_error(state, "--partition needs a partition name, not '%s'", arg);
+			cli_fail(state, "--partition needs a partition name, not '%s'", arg);
 		p->partition = arg;
 		break;
 	case OPT_FORMAT:
 		if (strcmp(arg, "sbatch") && strcmp(arg, "json"))
-			argp_error(state, "--format is sbatch or json, not '%s'", arg);
+			cli_fail(state, "--format is sbatch or json, not '%s'", arg);
 		o->project_json = !strcmp(arg, "json");
 		break;
 	case ARGP_KEY_ARG:
@@ -325,17 +373,17 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		if (!o->inputs)
 			o->inputs = calloc(state->argc + 1, sizeof(*o->inputs));
 		if (!o->inputs)
-			argp_failure(state, 2, ENOMEM, "cannot keep the file names");
+			cli_fail(state, "out of memory keeping the file names");
 		o->inputs[o->n_inputs++] = arg;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "name at least one calibration manifest or .units.jsonl file");
+		cli_fail(state, "name at least one calibration manifest or .units.jsonl file");
 		break;
 	case ARGP_KEY_END:
 		if (!p->units_total)
-			argp_error(state, "--units N is required: how many units the full run has");
+			cli_fail(state, "--units N is required: how many units the full run has");
 		if (p->tasks && p->units_per_task)
-			argp_error(state, "--tasks and --units-per-task both set the split: give one");
+			cli_fail(state, "--tasks and --units-per-task both set the split: give one");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

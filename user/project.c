@@ -57,7 +57,11 @@ static long long ceil_div(long long a, long long b)
 	return (a + b - 1) / b;
 }
 
-/* Whole units of `unit` needed to hold x, never fewer than what x asks for. */
+/* A figure past this is no request SLURM could take (or a long long could hold). */
+#define FIGURE_MAX 1e15
+
+/* Whole units of `unit` needed to hold x, never fewer than what x asks for; x / unit is
+ * at most FIGURE_MAX (um_project checks first). */
 static long long ceil_units(double x, double unit)
 {
 	double q = x / unit;
@@ -140,6 +144,13 @@ int um_project(const struct project_input *in, const struct project_options *opt
 		     "array has %lld", opt->tasks, n, p->tasks, p->units_per_task, p->tasks);
 
 	p->time_s = task_time_s(p, in, opt, p->units_per_task);
+	if (!(p->time_s / 60 < FIGURE_MAX) ||
+	    !((double)p->units_per_task * (out_max > 0 ? out_max : 0) * opt->margin / MIB < FIGURE_MAX)) {
+		snprintf(err, errlen, "a task of %lld units would need %.3g s or write %.3g bytes: "
+			 "beyond any SLURM request; use more tasks", p->units_per_task, p->time_s,
+			 (double)p->units_per_task * out_max);
+		return -1;
+	}
 	p->time_min = whole_minutes(p->time_s);
 	if (opt->max_time_s > 0 && (double)p->time_min * 60 > opt->max_time_s) {
 		long long m = p->units_per_task;
@@ -411,6 +422,15 @@ static int input_grow(struct project_input *in, size_t want)
 	return 0;
 }
 
+/* A figure of a manifest's "run": absent, null, or a number in 0..max. */
+static bool run_figure_ok(const json_t *run, const char *key, double max)
+{
+	const json_t *v = json_object_get(run, key);
+	double x = json_number_value(v);
+
+	return !v || json_is_null(v) || (json_is_number(v) && x >= 0 && x <= max);
+}
+
 int um_project_load(const char *const *files, size_t n_files, struct project_input *in,
 		    char *err, size_t errlen)
 {
@@ -450,6 +470,14 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 			in->peak_rss_bytes[in->n] = json_number_value(json_object_get(u, "peak_rss_bytes"));
 			in->output_bytes[in->n] = json_is_number(out) ? json_number_value(out) : -1;
 			in->n++;
+		}
+		if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
+			    !run_figure_ok(run, "peak_rss_bytes", 4e18))) {
+			snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s or "
+				 "peak_rss_bytes outside what a run can have", files[f]);
+			json_decref(units);
+			json_decref(run);
+			return -1;
 		}
 		if (run && json_is_number(json_object_get(run, "wall_s"))) {
 			/* overlapping units (pool workers) can sum past the run: nothing outside then */

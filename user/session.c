@@ -65,13 +65,20 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* The directory of path must exist before anything starts: a run must not end unwritable. */
+/*
+ * The directory of path must exist, and path must not be a directory, before anything starts:
+ * a run must not end unwritable.
+ */
 static int check_output_dir(const char *what, const char *path)
 {
 	char dir[PATH_MAX];
 	struct stat st;
 	const char *slash = strrchr(path, '/');
 
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		um_err("%s %s is a directory: name a file", what, path);
+		return -EISDIR;
+	}
 	if (!slash)
 		return 0;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
@@ -82,6 +89,19 @@ static int check_output_dir(const char *what, const char *path)
 		return -ENOENT;
 	}
 	return 0;
+}
+
+/* Whether two output paths name one file: same directory (resolved) and same name. */
+static bool same_output(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+
+	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
+	if (!realpath(da, ra) || !realpath(db, rb))
+		return false;
+	return !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
 }
 
 struct session {
@@ -113,6 +133,10 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 		return -ENOMEM;
 	if (check_output_dir("manifest", s->manifest) || check_output_dir("units stream", s->units_path))
 		return -ENOENT;
+	if (same_output(s->manifest, s->units_path)) {
+		um_err("the manifest and the units stream are both %s: name two files", s->manifest);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < o->n_specs; i++) {
 		int err;
 

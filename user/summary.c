@@ -78,8 +78,10 @@ json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
 			wall_max = wall;
 		if (i == 0 || rss[i] > rss_max)
 			rss_max = rss[i];
-		if (units[i].output_bytes >= 0) {
-			out_sum += units[i].output_bytes;
+		/* a sum past what JSON integers hold cannot be read: null, as unrecorded is */
+		if (units[i].output_bytes >= 0 && out_sum >= 0) {
+			if (__builtin_add_overflow(out_sum, units[i].output_bytes, &out_sum))
+				out_sum = -1;
 			n_out++;
 		}
 	}
@@ -94,7 +96,7 @@ json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
 	json_object_set_new(summary, "peak_rss_bytes_max", json_integer((json_int_t)rss_max));
 	json_object_set_new(summary, "cpu_utilisation_mean", json_real(um_round(util_sum / n, 3)));
 	json_object_set_new(summary, "total_output_bytes",
-			    n_out ? json_integer(out_sum) : json_null());
+			    n_out && out_sum >= 0 ? json_integer(out_sum) : json_null());
 	free(walls);
 	free(rss);
 	return summary;
@@ -122,17 +124,42 @@ json_t *um_summarise(const json_t *units)
 }
 
 /* A unit object must carry the figures the summary reads, as numbers. */
+/*
+ * A unit object must carry the figures the summary reads, as numbers a unit can have: a file
+ * from elsewhere may hold anything, and a peak of 1e79 bytes must not reach an integer field.
+ */
 static int check_unit(const json_t *unit, char *why, size_t len)
 {
-	static const char *const keys[] = { "wall_s", "cpu_s", "peak_rss_bytes" };
+	static const struct {
+		const char *key;
+		double max;
+		bool optional;
+	} figures[] = {
+		{ "wall_s", 1e9, false }, /* thirty years */
+		{ "cpu_s", 1e12, false },
+		{ "peak_rss_bytes", 4e18, false },
+		{ "output_bytes", 4e18, true },
+		{ "cpu_utilisation", 1e6, true },
+	};
 
 	if (!json_is_object(unit)) {
 		snprintf(why, len, "a unit is not a JSON object");
 		return -1;
 	}
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		if (!json_is_number(json_object_get(unit, keys[k]))) {
-			snprintf(why, len, "a unit has no number \"%s\"", keys[k]);
+	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
+		const json_t *v = json_object_get(unit, figures[k].key);
+		double x;
+
+		if (figures[k].optional && (!v || json_is_null(v)))
+			continue;
+		if (!json_is_number(v)) {
+			snprintf(why, len, "a unit has no number \"%s\"", figures[k].key);
+			return -1;
+		}
+		x = json_number_value(v);
+		if (!(x >= 0 && x <= figures[k].max)) {
+			snprintf(why, len, "a unit's \"%s\" is %g, outside 0..%g", figures[k].key, x,
+				 figures[k].max);
 			return -1;
 		}
 	}
