@@ -6,6 +6,23 @@
  */
 #include "state.bpf.h"
 
+#define UM_SIGSTOP 19
+
+/*
+ * lookup_at_exec: bare unit symbols are looked up in each program a tracked process execs. A
+ * program not yet in exec_programs stops its process at the exec (the stop is taken on the way
+ * back to user space, before the program's first instruction), so the loader can attach the
+ * probes before any unit can start, then continue it.
+ */
+const volatile bool lookup_at_exec = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct um_program_id);
+	__type(value, __u32);
+} exec_programs SEC(".maps");
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -72,10 +89,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(handle_exec, struct task_struct *task)
+int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = task->tgid;
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	struct um_program_id program;
 	struct um_proc_exec *rec;
 
 	if (!proc)
@@ -93,7 +111,16 @@ int BPF_PROG(handle_exec, struct task_struct *task)
 	rec->pid = tgid;
 	rec->ts_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&rec->comm, task, comm);
-	bpf_ringbuf_submit(rec, 0);
+	program.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	program.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	rec->program = program;
+	rec->held = 0;
+	rec->pad = 0;
+	/* stop only once the record is reserved: a process stopped without one would never resume */
+	if (lookup_at_exec && !bpf_map_lookup_elem(&exec_programs, &program) &&
+	    bpf_send_signal(UM_SIGSTOP) == 0)
+		rec->held = 1;
+	bpf_ringbuf_submit(rec, rec->held ? BPF_RB_FORCE_WAKEUP : 0);
 	return 0;
 }
 

@@ -61,13 +61,24 @@ struct um_proc_start {
 };
 _Static_assert(sizeof(struct um_proc_start) == 40, "um_proc_start layout");
 
+/* The program an exec loaded, as the kernel names it: the key of exec_programs. */
+struct um_program_id {
+	__u64 dev; /* the superblock's s_dev, in the kernel's encoding */
+	__u64 ino;
+};
+
 struct um_proc_exec {
 	__u32 type; /* UM_REC_PROC_EXEC */
 	__u32 pid;
 	__u64 ts_ns;
 	char comm[UM_COMM_LEN];
+	struct um_program_id program;
+	/* 1: the process was stopped at its exec, for the loader to look for unit symbols in a
+	 * program it has not seen (lookup_at_exec); the loader continues it */
+	__u32 held;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct um_proc_exec) == 32, "um_proc_exec layout");
+_Static_assert(sizeof(struct um_proc_exec) == 56, "um_proc_exec layout");
 
 struct um_proc_exit {
 	__u32 type; /* UM_REC_PROC_EXIT */

@@ -360,3 +360,50 @@ Test(units, non_elf_file_is_named)
 	expect_refused("/etc/passwd:main", workload("units"), "/etc/passwd is not an ELF executable");
 }
 
+
+/*
+ * --lookup-at-exec: a shell runs the program with the unit function twice. Each process is held
+ * at the exec of a program not seen before, so even the first call of the first process is a
+ * unit; the programs without the symbol (sh, true) run on untouched.
+ */
+Test(units, lookup_at_exec_finds_units_in_programs_a_script_runs)
+{
+	char script[512];
+	const char *args[] = { "run", "--lookup-at-exec", "--unit", "fit_unit", "--", "sh", "-c",
+			       script, NULL };
+	static const double sizes_mib[] = { 8, 24, 16 };
+	struct um_result r;
+	json_t *units, *u, *spec;
+	size_t i;
+
+	snprintf(script, sizeof(script),
+		 "%s --mode spikes --sizes 8 >/dev/null; true; %s --mode spikes --sizes 24,16 >/dev/null",
+		 workload("units"), workload("units"));
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "units: %zu\n%s", json_array_size(units), r.err);
+	json_array_foreach(units, i, u) {
+		cr_expect(within(jnum(u, "peak_rss_delta_bytes"), sizes_mib[i] * MIB_F, 0.01, MIB_F),
+			  "unit %zu: delta %.0f", i, jnum(u, "peak_rss_delta_bytes"));
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+	}
+	cr_expect_neq(jnum(json_array_get(units, 0), "pid"), jnum(json_array_get(units, 1), "pid"));
+	spec = json_array_get(jget(r.manifest, "unit_specs"), 0);
+	cr_expect_str_eq(json_string_value(jget(spec, "path")), realpath(workload("units"), script));
+	um_result_free(&r);
+}
+
+Test(units, lookup_at_exec_says_when_the_symbol_never_came)
+{
+	const char *args[] = { "run", "--lookup-at-exec", "--unit", "fit_unit", "--", "sh", "-c",
+			       "true; ls / >/dev/null", NULL };
+	struct um_result r;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(json_array_size(jget(r.manifest, "units")), 0);
+	cr_expect_not_null(strstr(r.err, "fit_unit was not found in any program"), "%s", r.err);
+	cr_expect(json_is_null(jget(json_array_get(jget(r.manifest, "unit_specs"), 0), "path")));
+	um_result_free(&r);
+}

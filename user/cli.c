@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include "cli.h"
 #include "log.h"
@@ -21,6 +22,9 @@ enum {
 	OPT_DURATION,
 	OPT_RING_KIB,
 	OPT_JSON,
+	OPT_LOOKUP_AT_EXEC,
+	OPT_OWNER,
+	OPT_READY_FD,
 };
 
 static const char usage_text[] =
@@ -49,6 +53,10 @@ static const char usage_text[] =
 	{ "quiet", 'q', NULL, 0, "No progress line per finished unit", 0 },                    \
 	{ "verbose", 'v', NULL, 0, "Say what is being done; twice: libbpf's debug output too", \
 	  0 },                                                                                 \
+	{ "lookup-at-exec", OPT_LOOKUP_AT_EXEC, NULL, 0,                                       \
+	  "Look for each bare SYMBOL in every program the traced processes exec (each held at " \
+	  "its exec until its probes are attached), not in the command's executable: for a "    \
+	  "shell or job script that runs the program with the unit function", 0 },               \
 	{ "ring-buffer-kib", OPT_RING_KIB, "KIB", OPTION_HIDDEN,                               \
 	  "Ring buffer size (power of two)", 0 }
 
@@ -64,6 +72,12 @@ static const struct argp_option attach_options[] = {
 	{ "pid", 'p', "PID", 0, "The process to trace", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0,
 	  "Stop after this long (default: when the process exits, or at Ctrl-C)", 0 },
+	{ "owner", OPT_OWNER, "UID:GID", 0,
+	  "Hand the output files to this user and group (default: the sudo caller, else root)", 0 },
+	{ "ready-fd", OPT_READY_FD, "FD", 0,
+	  "Write \"ok\" to this open file descriptor and close it once the probes are attached "
+	  "(closed without a word on failure): for a launcher that must not let the process run "
+	  "untraced", 0 },
 	{ 0 },
 };
 
@@ -135,6 +149,30 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
 			argp_error(state, "-p needs a process id (a positive number), not '%s'", arg);
 		o->pid = (pid_t)v;
+		break;
+	case OPT_LOOKUP_AT_EXEC:
+		o->lookup_at_exec = true;
+		break;
+	case OPT_OWNER: {
+		unsigned long uid, gid;
+		char *colon = strchr(arg, ':');
+
+		if (!colon)
+			argp_error(state, "--owner needs UID:GID (numbers), not '%s'", arg);
+		*colon = '\0';
+		if (parse_ulong(arg, UINT32_MAX - 1, &uid) || parse_ulong(colon + 1, UINT32_MAX - 1, &gid))
+			argp_error(state, "--owner needs UID:GID (numbers), not '%s:%s'", arg, colon + 1);
+		o->owner_set = true;
+		o->owner_uid = (uid_t)uid;
+		o->owner_gid = (gid_t)gid;
+		break;
+	}
+	case OPT_READY_FD:
+		if (parse_ulong(arg, INT32_MAX, &v) || v < 3)
+			argp_error(state, "--ready-fd needs a file descriptor above 2, not '%s'", arg);
+		if (fcntl((int)v, F_GETFD) < 0)
+			argp_error(state, "--ready-fd %lu is not an open file descriptor", v);
+		o->ready_fd = (int)v;
 		break;
 	case OPT_DURATION:
 		if (parse_double(arg, &d) || d <= 0 || d > 1e7)
@@ -213,7 +251,9 @@ static const struct argp run_argp = {
 	"  sudo unitmeter run --unit fit_unit -o calib.json -- ./fit_demo\n"
 	"      one unit per call of fit_unit(); units stream in calib.units.jsonl\n"
 	"  sudo unitmeter run --unit /usr/lib/libfit.so:fit -- ./driver\n"
-	"      a function in a shared library\n",
+	"      a function in a shared library\n"
+	"  sudo unitmeter run --unit fit_unit --lookup-at-exec -- sh job.sh\n"
+	"      fit_unit in whichever program job.sh runs\n",
 	0, 0, 0,
 };
 
@@ -222,7 +262,9 @@ static const struct argp attach_argp = {
 	"Trace a running process and the processes it forks from now on, until it exits, the "
 	"duration ends, or Ctrl-C. Units already open when tracing starts are not reported.\v"
 	"EXAMPLES:\n"
-	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n",
+	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n"
+	"  sudo unitmeter attach -p $$ --unit fit_unit --lookup-at-exec -o job.json\n"
+	"      a shell: fit_unit is looked up in the programs it runs from now on\n",
 	0, 0, 0,
 };
 
@@ -250,6 +292,7 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 	int idx;
 
 	memset(o, 0, sizeof(*o));
+	o->ready_fd = -1;
 	if (argc < 2) {
 		fputs(usage_text, stderr);
 		return 2;

@@ -24,6 +24,11 @@ struct um_options {
 	bool as_root;
 	bool quiet;
 	bool json_only; /* summary --json */
+	bool lookup_at_exec; /* bare SYMBOL specs: look in each program exec'd, not the current one */
+	bool owner_set;      /* --owner: hand the output files to owner_uid:owner_gid */
+	uid_t owner_uid;
+	gid_t owner_gid;
+	int ready_fd; /* attach --ready-fd: "ok\n" once probes are attached; -1 none */
 	pid_t pid;
 	double duration_s; /* attach --duration; 0: until the process exits */
 	unsigned long ring_kib;

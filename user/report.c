@@ -496,7 +496,7 @@ static json_t *manifest_json(const struct report *r)
 		json_array_append_new(specs, sp->python ?
 			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
 				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
-			json_pack("{s:i, s:s, s:s, s:s, s:s}", "index", (int)i, "spec", sp->text,
+			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
 				  "kind", "native", "path", sp->path, "symbol", sp->symbol));
 	}
 	json_object_set_new(m, "schema", json_string(UM_SCHEMA));

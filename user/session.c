@@ -114,7 +114,21 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 	if (check_output_dir("manifest", s->manifest) || check_output_dir("units stream", s->units_path))
 		return -ENOENT;
 	for (size_t i = 0; i < o->n_specs; i++) {
-		int err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, why, sizeof(why));
+		int err;
+
+		if (o->lookup_at_exec && !strchr(o->specs[i], ':')) {
+			/* found (or not) in the programs exec'd later: tracer.c looks at each */
+			s->specs[i] = (struct unit_spec){ .text = o->specs[i],
+							   .symbol = strdup(o->specs[i]) };
+			if (!s->specs[i].symbol)
+				return -ENOMEM;
+			s->targets[s->n_targets++] = (struct unit_target){
+				.symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
+			};
+			s->n_specs++;
+			continue;
+		}
+		err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, why, sizeof(why));
 
 		if (err) {
 			um_err("%s", why);
@@ -128,6 +142,10 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 		s->targets[s->n_targets++] = (struct unit_target){
 			.path = s->specs[i].path, .symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
 		};
+	}
+	if (o->lookup_at_exec && s->n_targets == 0) {
+		um_err("--lookup-at-exec looks for bare SYMBOL specs: name one with --unit SYMBOL");
+		return -EINVAL;
 	}
 	if (launch_target_ids(o->as_root, &uid, &gid)) {
 		um_err("SUDO_UID/SUDO_GID are not numbers: use --as-root");
@@ -162,8 +180,8 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 	s->rcfg.n_specs = s->n_specs;
 	s->rcfg.units_jsonl = s->units_path;
 	s->rcfg.quiet = o->quiet;
-	s->rcfg.owner_uid = uid;
-	s->rcfg.owner_gid = gid;
+	s->rcfg.owner_uid = o->owner_set ? o->owner_uid : uid;
+	s->rcfg.owner_gid = o->owner_set ? o->owner_gid : gid;
 	return 0;
 }
 
@@ -188,6 +206,17 @@ static int session_finish(struct session *s)
 
 	tracer__poll(s->tracer, 0);
 	report__flush(s->report);
+	for (size_t i = 0; i < s->n_specs; i++) {
+		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
+
+		if (s->specs[i].python || s->specs[i].path)
+			continue;
+		if (found)
+			s->specs[i].path = strdup(found);
+		else
+			um_warn("unit %s was not found in any program the traced processes exec'd",
+				s->specs[i].symbol);
+	}
 	tracer__counters(s->tracer, &c);
 	report__set_counters(s->report, &c);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
@@ -379,6 +408,12 @@ int session_attach(const struct um_options *o)
 		err = tracer__attach(s.tracer);
 	if (err)
 		goto out;
+	if (o->ready_fd >= 0) {
+		/* the launcher waiting on it may now let the process run */
+		if (write(o->ready_fd, "ok\n", 3) != 3)
+			um_warn("cannot say ready on fd %d: %s", o->ready_fd, strerror(errno));
+		close(o->ready_fd);
+	}
 	report__add_root(s.report, o->pid, 0, exe);
 	install_signals();
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,

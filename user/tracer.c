@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "fileio.h"
 #include "log.h"
+#include "spec.h"
 #include "tracer.h"
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
@@ -19,9 +22,12 @@
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **unit_links; /* entry and return probe per target */
-	size_t n_unit_links;
+	struct bpf_link **unit_links; /* entry and return probe per target and program */
+	size_t n_unit_links, cap_unit_links;
 	const struct tracer_config *cfg;
+	tracer_record_fn record_fn;
+	void *record_ctx;
+	char *found_path[UM_MAX_SPECS]; /* per cookie: where a path-less target was found */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -61,6 +67,64 @@ const char *tracer_precheck(void)
 	return NULL;
 }
 
+static int attach_unit_target(struct tracer *t, const struct unit_target *target,
+			      const char *path);
+
+static bool has_exec_targets(const struct tracer_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_targets; i++)
+		if (!cfg->targets[i].path)
+			return true;
+	return false;
+}
+
+/*
+ * A process held at the exec of a program not seen before: attach the path-less targets that
+ * the program defines, remember the program so its next execs run on, and let the process go.
+ * Probes are attached by the program's file (its inode), so later processes running it are
+ * covered too.
+ */
+static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
+{
+	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
+	char exe[64], real[PATH_MAX], why[1024];
+	__u32 seen = 1;
+	ssize_t n;
+
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", e->pid);
+	n = readlink(exe, real, sizeof(real) - 1);
+	real[n > 0 ? n : 0] = '\0';
+	/* a second process held at the same new program: the first one's lookup covers it */
+	if (bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
+		for (size_t i = 0; i < t->cfg->n_targets; i++) {
+			const struct unit_target *target = &t->cfg->targets[i];
+
+			if (target->path || elf_check_function(exe, target->symbol, why, sizeof(why)))
+				continue;
+			if (attach_unit_target(t, target, exe))
+				continue;
+			um_info("unit %s found in %s (process %u)", target->symbol, real, e->pid);
+			if (target->cookie < UM_MAX_SPECS && !t->found_path[target->cookie])
+				t->found_path[target->cookie] = strdup(real);
+		}
+		seen = 1;
+		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY))
+			um_info("cannot remember %s as looked up: %s", real, strerror(errno));
+	}
+	if (kill(e->pid, SIGCONT) && errno != ESRCH)
+		um_warn("cannot continue process %u after its exec: %s", e->pid, strerror(errno));
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	const struct um_proc_exec *e = data;
+
+	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held)
+		exec_lookup(t, e);
+	return t->record_fn(t->record_ctx, data, size);
+}
+
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
 		 void *ctx)
 {
@@ -70,6 +134,8 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	if (!t)
 		return -ENOMEM;
 	t->cfg = cfg;
+	t->record_fn = fn;
+	t->record_ctx = ctx;
 	libbpf_set_print(libbpf_print);
 	t->skel = unitmeter_bpf__open();
 	if (!t->skel) {
@@ -79,6 +145,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	if (cfg->ring_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
+	t->skel->rodata->lookup_at_exec = has_exec_targets(cfg);
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	if (!cfg->n_targets) {
 		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
@@ -94,7 +161,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 			       "log)", strerror(-err));
 		goto fail;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
 		um_err("cannot set up the ring buffer: %s", strerror(-err));
@@ -207,13 +274,22 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 	return err;
 }
 
-static int attach_unit_target(struct tracer *t, size_t i)
+static int attach_unit_target(struct tracer *t, const struct unit_target *target,
+			      const char *path)
 {
-	const struct unit_target *target = &t->cfg->targets[i];
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = target->cookie);
 	struct bpf_link *link;
 	int err;
 
+	if (t->n_unit_links + 2 > t->cap_unit_links) {
+		size_t cap = t->cap_unit_links ? 2 * t->cap_unit_links : 16;
+		struct bpf_link **links = realloc(t->unit_links, cap * sizeof(*links));
+
+		if (!links)
+			return -ENOMEM;
+		t->unit_links = links;
+		t->cap_unit_links = cap;
+	}
 	for (int end = 0; end <= 1; end++) {
 		/* the end is the function's return, or the end marker's entry */
 		opts.retprobe = end && !target->end_symbol;
@@ -221,10 +297,10 @@ static int attach_unit_target(struct tracer *t, size_t i)
 		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return
 							 : t->skel->progs.unit_enter,
 						       -1 /* every process: the BPF side filters */,
-						       target->path, 0, &opts);
+						       path, 0, &opts);
 		if (!link) {
 			err = -errno;
-			um_err("cannot attach a probe to %s in %s: %s", opts.func_name, target->path,
+			um_err("cannot attach a probe to %s in %s: %s", opts.func_name, path,
 			       strerror(-err));
 			return err;
 		}
@@ -256,20 +332,24 @@ int tracer__attach(struct tracer *t)
 		um_err("cannot attach the BPF programs: %s", strerror(-err));
 		return err;
 	}
-	t->unit_links = calloc(2 * t->cfg->n_targets + 1, sizeof(*t->unit_links));
-	if (!t->unit_links)
-		return -ENOMEM;
 	for (size_t i = 0; i < t->cfg->n_targets; i++)
 		if (!t->cfg->targets[i].end_symbol) {
 			warn_uretprobe_seccomp();
 			break;
 		}
 	for (size_t i = 0; i < t->cfg->n_targets; i++) {
-		err = attach_unit_target(t, i);
+		if (!t->cfg->targets[i].path)
+			continue; /* attached when a program defining it is exec'd */
+		err = attach_unit_target(t, &t->cfg->targets[i], t->cfg->targets[i].path);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
+{
+	return t && cookie < UM_MAX_SPECS ? t->found_path[cookie] : NULL;
 }
 
 int tracer__poll(struct tracer *t, int timeout_ms)
@@ -351,6 +431,8 @@ void tracer__destroy(struct tracer *t)
 	for (size_t i = 0; i < t->n_unit_links; i++)
 		bpf_link__destroy(t->unit_links[i]);
 	free(t->unit_links);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(t->found_path[i]);
 	unitmeter_bpf__destroy(t->skel);
 	free(t);
 }

@@ -16,7 +16,8 @@ struct tracer;
 
 /*
  * Where units begin and end: a function's entry and return (end_symbol NULL), or two marker
- * functions whose first argument is the spec index (cookie UM_SPEC_FROM_ARG).
+ * functions whose first argument is the spec index (cookie UM_SPEC_FROM_ARG). A target without
+ * a path is looked up in each program a tracked process execs (lookup_at_exec).
  */
 struct unit_target {
 	const char *path;
@@ -65,6 +66,8 @@ int tracer__attach(struct tracer *t);
 /* Records consumed, or a negative errno; -EINTR when a signal arrived. */
 int tracer__poll(struct tracer *t, int timeout_ms);
 void tracer__counters(struct tracer *t, struct tracer_counters *c);
+/* The first program a path-less target was found in at an exec (NULL: none yet); borrowed. */
+const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
 /* Visit every tracked process that has not finished; returns how many. */
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
 		       void *ctx);
