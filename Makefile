@@ -128,7 +128,7 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -lm
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
-DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
 	slurm-wlm munge libslurm-dev
 
@@ -163,6 +163,8 @@ test: deps tracefs
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
 		SPANK_PLUGIN=$(abspath $(SPANK)) SLURM_TOOLS=$(abspath tools/slurm) \
 		tools/run-tests.sh $(TEST_BIN)
+	@# the fuzz harnesses replay their corpus: already sanitized, so once, in the plain build
+	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory fuzz-corpus
 
 .PHONY: demo
 demo: deps tracefs
@@ -189,8 +191,39 @@ bench-quick: bench-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
 	@/usr/bin/python3 tools/bench/bench.py --quick
 
+# Fuzzing the parsers of untrusted JSON (summary, project) with libFuzzer. `make fuzz` runs each
+# harness FUZZ_SECONDS and keeps what it finds new in fuzz/corpus/; `make test` replays the corpus.
+FUZZ_SECONDS ?= 180
+FUZZ_TARGETS := summary project
+FUZZ_BINS := $(patsubst %,.output-fuzz/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibpf -Ifuzz \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+.output-fuzz:
+	$(Q)mkdir -p $@
+
+.output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h user/summary.c user/summary.h user/project.c \
+		user/project.h | .output-fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/summary.c user/project.c -o $@ -ljansson -lm
+
+.PHONY: fuzz fuzz-corpus
+fuzz-corpus: $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		.output-fuzz/fuzz_$$t -runs=0 fuzz/corpus/$$t 2>.output-fuzz/$$t.log \
+			|| { tail -40 .output-fuzz/$$t.log; echo "fuzz corpus $$t: FAILED"; exit 1; }; \
+		echo "fuzz corpus $$t: $$(ls fuzz/corpus/$$t | wc -l) inputs replayed, no finding"; \
+	done
+
+fuzz: deps $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+		.output-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=.output-fuzz/$$t- fuzz/corpus/$$t || exit 1; \
+	done
+
 .PHONY: clean
 clean:
-	rm -rf .output .output-san unitmeter
+	rm -rf .output .output-san .output-fuzz unitmeter
 
 -include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

@@ -25,6 +25,14 @@ enum {
 	OPT_LOOKUP_AT_EXEC,
 	OPT_OWNER,
 	OPT_READY_FD,
+	OPT_UNITS,
+	OPT_TASKS,
+	OPT_UNITS_PER_TASK,
+	OPT_MARGIN,
+	OPT_TIME_STAT,
+	OPT_MAX_TIME,
+	OPT_PARTITION,
+	OPT_FORMAT,
 };
 
 static const char usage_text[] =
@@ -38,6 +46,7 @@ static const char usage_text[] =
 	"  attach   trace a running process and the processes it forks from now on\n"
 	"  hw       print the hardware record\n"
 	"  summary  summarise the units of one or more runs (manifests or .units.jsonl)\n"
+	"  project  project a SLURM request (#SBATCH header) for the full run from a calibration\n"
 	"\n"
 	"'unitmeter COMMAND --help' explains each one.\n";
 
@@ -88,6 +97,25 @@ static const struct argp_option hw_options[] = {
 
 static const struct argp_option summary_options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table", 0 },
+	{ 0 },
+};
+
+static const struct argp_option project_options[] = {
+	{ "units", OPT_UNITS, "N", 0, "Units (fits) in the full run. Required", 0 },
+	{ "tasks", OPT_TASKS, "K", 0, "Spread them over K array tasks", 0 },
+	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0,
+	  "Or: M units per array task (default: all in one task)", 0 },
+	{ "margin", OPT_MARGIN, "F", 0,
+	  "Multiply the time, memory and disk figures by F >= 1 (default 1.25)", 0 },
+	{ "time-stat", OPT_TIME_STAT, "p90|max", 0,
+	  "Per-unit wall time and CPU figure a task is sized by (default p90; the max is used when "
+	  "fewer than 5 units were measured). Memory always uses the max", 0 },
+	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0,
+	  "The longest --time a task may ask (the partition's limit): more tasks when it would pass "
+	  "it. Any SLURM time form: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS", 0 },
+	{ "partition", OPT_PARTITION, "P", 0, "Add #SBATCH --partition=P", 0 },
+	{ "format", OPT_FORMAT, "sbatch|json", 0,
+	  "An #SBATCH header (default), or the same figures with their inputs as JSON", 0 },
 	{ 0 },
 };
 
@@ -240,6 +268,79 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static long long parse_count(struct argp_state *state, const char *opt, const char *arg)
+{
+	unsigned long v;
+
+	if (parse_ulong(arg, 1000000000000UL, &v) || v == 0)
+		argp_error(state, "%s needs a positive whole number, not '%s'", opt, arg);
+	return (long long)v;
+}
+
+static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	struct project_options *p = &o->project;
+
+	switch (key) {
+	case OPT_UNITS:
+		p->units_total = parse_count(state, "--units", arg);
+		break;
+	case OPT_TASKS:
+		p->tasks = parse_count(state, "--tasks", arg);
+		break;
+	case OPT_UNITS_PER_TASK:
+		p->units_per_task = parse_count(state, "--units-per-task", arg);
+		break;
+	case OPT_MARGIN:
+		if (parse_double(arg, &p->margin) || p->margin < 1 || p->margin > 100)
+			argp_error(state, "--margin needs a factor from 1 to 100 (1.25 adds a "
+				   "quarter), not '%s'", arg);
+		break;
+	case OPT_TIME_STAT:
+		if (strcmp(arg, "p90") && strcmp(arg, "max"))
+			argp_error(state, "--time-stat is p90 or max, not '%s'", arg);
+		p->time_max = !strcmp(arg, "max");
+		break;
+	case OPT_MAX_TIME:
+		p->max_time_s = um_parse_slurm_time(arg);
+		if (p->max_time_s < 60)
+			argp_error(state, "--max-time needs a SLURM time of at least a minute "
+				   "(MM, HH:MM:SS, D-HH:MM:SS), not '%s'", arg);
+		break;
+	case OPT_PARTITION:
+		if (!*arg || strpbrk(arg, " \t\n#"))
+			argp_error(state, "--partition needs a partition name, not '%s'", arg);
+		p->partition = arg;
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "sbatch") && strcmp(arg, "json"))
+			argp_error(state, "--format is sbatch or json, not '%s'", arg);
+		o->project_json = !strcmp(arg, "json");
+		break;
+	case ARGP_KEY_ARG:
+		/* files and options in any order: "calib.json --units 500" reads naturally */
+		if (!o->inputs)
+			o->inputs = calloc(state->argc + 1, sizeof(*o->inputs));
+		if (!o->inputs)
+			argp_failure(state, 2, ENOMEM, "cannot keep the file names");
+		o->inputs[o->n_inputs++] = arg;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "name at least one calibration manifest or .units.jsonl file");
+		break;
+	case ARGP_KEY_END:
+		if (!p->units_total)
+			argp_error(state, "--units N is required: how many units the full run has");
+		if (p->tasks && p->units_per_task)
+			argp_error(state, "--tasks and --units-per-task both set the split: give one");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 static const struct argp run_argp = {
 	run_options, parse_trace_opt, "-- CMD [ARG...]",
 	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
@@ -285,6 +386,21 @@ static const struct argp summary_argp = {
 	0, 0, 0,
 };
 
+static const struct argp project_argp = {
+	project_options, parse_project_opt, "FILE... --units N",
+	"Project the SLURM request of the full run from a calibration run (manifests or units "
+	"streams; several are merged): --time from the units' wall time, --mem from their peak "
+	"memory, --cpus-per-task from their CPU utilisation, --tmp from the bytes they wrote, and "
+	"--array from the split. Each #SBATCH line follows a comment saying how it was derived; "
+	"notes at the end say what the calibration cannot tell.\v"
+	"EXAMPLES:\n"
+	"  unitmeter project calib.json --units 5000 --tasks 50\n"
+	"  unitmeter project calib.json --units 5000 --units-per-task 100 --max-time 4:00:00 \\\n"
+	"      --partition short > job.sh; cat body.sh >> job.sh; sbatch job.sh\n"
+	"  unitmeter project calib.units.jsonl --units 200 --format json\n",
+	0, 0, 0,
+};
+
 int um_parse_args(int argc, char **argv, struct um_options *o)
 {
 	const struct argp *argp;
@@ -318,8 +434,12 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 	} else if (!strcmp(cmd, "summary")) {
 		o->command = UM_CMD_SUMMARY;
 		argp = &summary_argp;
+	} else if (!strcmp(cmd, "project")) {
+		o->command = UM_CMD_PROJECT;
+		o->project.margin = 1.25;
+		argp = &project_argp;
 	} else {
-		um_err("unknown command '%s': use run, attach, hw or summary (unitmeter --help)", cmd);
+		um_err("unknown command '%s': use run, attach, hw, summary or project (unitmeter --help)", cmd);
 		return 2;
 	}
 	/* argp names the program in its messages: "unitmeter run: ..." */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "project.h"
 #include "unitmeter.h"
 
 enum um_command {
@@ -13,6 +14,7 @@ enum um_command {
 	UM_CMD_ATTACH,
 	UM_CMD_HW,
 	UM_CMD_SUMMARY,
+	UM_CMD_PROJECT,
 };
 
 struct um_options {
@@ -33,8 +35,10 @@ struct um_options {
 	double duration_s; /* attach --duration; 0: until the process exits */
 	unsigned long ring_kib;
 	char **command_argv; /* run: CMD [ARG...] */
-	char **inputs;       /* summary: files */
+	char **inputs;       /* summary: files; project: files, a list to free */
 	int n_inputs;
+	struct project_options project;
+	bool project_json; /* project --format json */
 };
 
 /*

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* unitmeter: what each unit of work costs, measured from the kernel. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <jansson.h>
 #include "cli.h"
 #include "hw.h"
+#include "project.h"
 #include "log.h"
 #include "report.h"
 #include "session.h"
@@ -60,6 +62,36 @@ static int cmd_summary(const struct um_options *o)
 	return 0;
 }
 
+static int cmd_project(const struct um_options *o)
+{
+	const char *const *files = (const char *const *)o->inputs;
+	struct project_input in;
+	struct projection p;
+	char err[1024];
+	int rc = 2;
+
+	if (um_project_load(files, o->n_inputs, &in, err, sizeof(err)) ||
+	    um_project(&in, &o->project, &p, err, sizeof(err))) {
+		um_err("%s", err);
+		goto out;
+	}
+	if (o->project_json) {
+		json_t *j = um_projection_json(&p, &in, &o->project, files, o->n_inputs);
+
+		json_dumpf(j, stdout, JSON_REAL_PRECISION(10) | JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		um_print_sbatch(stdout, &p, &o->project, files, o->n_inputs);
+	}
+	rc = fflush(stdout) || ferror(stdout) ? 2 : 0;
+	if (rc)
+		um_err("cannot write the projection: %s", strerror(errno));
+out:
+	um_project_input_free(&in);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct um_options opts;
@@ -76,6 +108,10 @@ int main(int argc, char **argv)
 		return cmd_hw(&opts);
 	case UM_CMD_SUMMARY:
 		return cmd_summary(&opts);
+	case UM_CMD_PROJECT:
+		rc = cmd_project(&opts);
+		free(opts.inputs);
+		return rc;
 	}
 	return 2;
 }

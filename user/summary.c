@@ -173,6 +173,11 @@ static int load_jsonl(const char *path, FILE *f, json_t *units, char *err, size_
 
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 {
+	return um_load_units_run(path, units, NULL, err, errlen);
+}
+
+int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen)
+{
 	json_error_t jerr;
 	json_t *doc, *list, *unit;
 	char why[128];
@@ -180,6 +185,8 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 	FILE *f;
 	int c, rc = 0;
 
+	if (run)
+		*run = NULL;
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -207,6 +214,8 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 				json_array_append(units, unit);
 			}
 		}
+		if (!rc && run && json_is_object(json_object_get(doc, "run")))
+			*run = json_incref(json_object_get(doc, "run"));
 		json_decref(doc);
 		fclose(f);
 		return rc;

@@ -33,6 +33,8 @@ json_t *um_summarise(const json_t *units);
  * position into err.
  */
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
+/* The same; for a manifest, *run also gets its "run" object (a new reference), else NULL. */
+int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen);
 
 /* The summary as a short human table. */
 void um_print_summary_table(FILE *out, const json_t *summary);

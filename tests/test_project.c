@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `unitmeter project`: every expected figure below was worked out by hand from the inputs (the
+ * comments show the arithmetic), not taken from a run of the code.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+#include "helpers.h"
+#include "project.h"
+
+#define MIB (1024.0 * 1024.0)
+
+struct fixture_units {
+	double wall[16], util[16], peak[16], out[16];
+};
+
+static struct project_input input_of(struct fixture_units *f, size_t n, double outside,
+				     double per_unit)
+{
+	return (struct project_input){
+		.wall_s = f->wall, .cpu_utilisation = f->util, .peak_rss_bytes = f->peak,
+		.output_bytes = f->out, .n = n, .n_files = 1, .outside_s = outside,
+		.outside_per_unit_s = per_unit,
+	};
+}
+
+static bool has_note(const struct projection *p, const char *text)
+{
+	for (size_t i = 0; i < p->n_notes; i++)
+		if (strstr(p->notes[i], text))
+			return true;
+	return false;
+}
+
+Test(project, ten_units_by_hand)
+{
+	struct fixture_units f;
+	struct project_options opt = { .units_total = 50, .units_per_task = 5, .margin = 1.5 };
+	struct projection p;
+	struct project_input in;
+	char err[256];
+
+	for (int i = 0; i < 10; i++) {
+		f.wall[i] = 2.0 * (i + 1);       /* 2, 4, ..., 20: p90 = 18 + 0.1 x 2 = 18.2 */
+		f.peak[i] = 100.0 * (i + 1) * MIB; /* max 1000 MiB */
+		f.util[i] = 1.0;
+		f.out[i] = 2 * MIB;
+	}
+	f.util[9] = 3.2; /* p90 of nine 1.0 and one 3.2: 1.0 + 0.1 x 2.2 = 1.22 */
+	in = input_of(&f, 10, -1, -1);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(!p.used_max);
+	cr_expect_float_eq(p.wall_unit_s, 18.2, 1e-9);
+	cr_expect_float_eq(p.wall_median_s, 11.0, 1e-9);
+	/* 5 units x 18.2 s x 1.5 = 136.5 s -> 3 whole minutes */
+	cr_expect_float_eq(p.time_s, 136.5, 1e-9);
+	cr_expect_eq(p.time_min, 3);
+	/* 1000 MiB x 1.5 = exactly 1500 MiB: not rounded up to 1501 */
+	cr_expect_eq(p.mem_mib, 1500);
+	/* 1.22 cores -> 2 */
+	cr_expect_eq(p.cpus, 2);
+	/* 5 units x 2 MiB x 1.5 = 15 MiB */
+	cr_expect_eq(p.tmp_mib, 15);
+	cr_expect_eq(p.tasks, 10);
+	cr_expect_eq(p.units_per_task, 5);
+	cr_expect(has_note(&p, "unknown from units streams"));
+	cr_expect(has_note(&p, "page cache"));
+	cr_expect(!has_note(&p, "too few"));
+}
+
+Test(project, manifest_with_run_outside_time_and_an_incomplete_unit)
+{
+	const char *files[] = { fixture("project/calib.json") };
+	struct project_options opt = { .units_total = 40, .tasks = 4, .margin = 1.25 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(in.n, 5);
+	cr_expect_eq(in.n_incomplete, 1);
+	/* run 30 s - the six units' 25 s = 5 s outside, 5/6 s per calibration unit */
+	cr_expect_float_eq(in.outside_s, 5.0, 1e-9);
+	cr_expect_float_eq(in.outside_per_unit_s, 5.0 / 6.0, 1e-9);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* walls 2,2,4,6,8: p90 = 6 + 0.6 x 2 = 7.2; 10 units per task;
+	 * outside max(5, 10 x 5/6) = 8.33 s; (72 + 8.33) x 1.25 = 100.42 s -> 2 minutes */
+	cr_expect_float_eq(p.wall_unit_s, 7.2, 1e-9);
+	cr_expect_float_eq(p.outside_s, 50.0 / 6.0, 1e-9);
+	cr_expect_float_eq(p.time_s, (72.0 + 50.0 / 6.0) * 1.25, 1e-9);
+	cr_expect_eq(p.time_min, 2);
+	/* the run's 600 MiB whole-group peak is above every complete unit's (max 400 MiB; the
+	 * incomplete one's 500 MiB is left out): 600 x 1.25 = 750 */
+	cr_expect_eq(p.mem_mib, 750);
+	cr_expect_eq(p.cpus, 1);
+	/* 10 units x 2 MiB x 1.25 = 25 MiB */
+	cr_expect_eq(p.tmp_mib, 25);
+	cr_expect_eq(p.tasks, 4);
+	cr_expect(has_note(&p, "1 unit cut short"));
+	um_project_input_free(&in);
+}
+
+Test(project, too_few_units_for_a_p90_use_the_max_and_say_so)
+{
+	struct fixture_units f = { .wall = { 1, 2, 10 }, .util = { 1, 1, 1 },
+				   .peak = { MIB, MIB, MIB }, .out = { 0, 0, 0 } };
+	struct project_options opt = { .units_total = 6, .margin = 1 };
+	struct project_input in = input_of(&f, 3, -1, -1);
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(p.used_max);
+	cr_expect_float_eq(p.wall_unit_s, 10.0, 1e-12);
+	cr_expect(has_note(&p, "only 3 units measured: too few to trust a p90"));
+	cr_expect_eq(p.tmp_mib, 0, "nothing written: no --tmp");
+	cr_expect_eq(p.tasks, 1);
+	cr_expect_eq(p.units_per_task, 6);
+}
+
+/* Whole minutes up, at least one; cores up with 0.05 of slack, at least one; MiB up. */
+Test(project, rounding_edges)
+{
+	struct fixture_units f = { .wall = { 12, 12, 12, 12, 12 },
+				   .util = { 1.04, 1.04, 1.04, 1.04, 1.04 },
+				   .peak = { 1, 1, 1, 1, 1 }, .out = { -1, -1, -1, -1, -1 } };
+	struct project_options opt = { .units_total = 5, .margin = 1 };
+	struct project_input in = input_of(&f, 5, -1, -1);
+	struct projection p;
+	char err[256];
+
+	/* 5 x 12 s = exactly 60 s: one minute, not two */
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.time_min, 1);
+	cr_expect_eq(p.cpus, 1, "1.04 cores is one core and kernel work");
+	cr_expect_eq(p.mem_mib, 1, "a byte still needs a MiB");
+	cr_expect_eq(p.tmp_mib, 0);
+	cr_expect(strstr(p.derivation[3], "not recorded"));
+
+	/* 60.5 s: two minutes; 1.06 cores: two */
+	for (int i = 0; i < 5; i++) {
+		f.wall[i] = 12.1;
+		f.util[i] = 1.06;
+	}
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.time_min, 2);
+	cr_expect_eq(p.cpus, 2);
+
+	/* a millisecond of work is still a minute, and 0.2 cores one CPU */
+	for (int i = 0; i < 5; i++) {
+		f.wall[i] = 0.001;
+		f.util[i] = 0.2;
+		f.peak[i] = 64 * MIB + 1;
+	}
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.time_min, 1);
+	cr_expect_eq(p.cpus, 1);
+	cr_expect_eq(p.mem_mib, 65, "one byte over 64 MiB is 65 MiB");
+}
+
+Test(project, max_time_splits_into_more_tasks)
+{
+	struct fixture_units f = { .wall = { 60, 60, 60, 60, 60 }, .util = { 1, 1, 1, 1, 1 },
+				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
+	struct project_options opt = { .units_total = 100, .margin = 1, .max_time_s = 30 * 60 };
+	struct project_input in = input_of(&f, 5, -1, -1);
+	struct projection p;
+	char err[256];
+
+	/* 100 one-minute units need 100 minutes; 30 fit in 30 minutes; ceil(100 / 30) = 4 */
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(p.split);
+	cr_expect_eq(p.units_per_task, 30);
+	cr_expect_eq(p.tasks, 4);
+	cr_expect_eq(p.time_min, 30);
+	cr_expect(has_note(&p, "split: one task would need 01:40:00, past --max-time 00:30:00"));
+
+	/* one unit of an hour cannot fit in 30 minutes at all */
+	for (int i = 0; i < 5; i++)
+		f.wall[i] = 3600;
+	cr_expect_eq(um_project(&in, &opt, &p, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "no split fits"), "%s", err);
+}
+
+Test(project, more_tasks_than_units_are_trimmed)
+{
+	struct fixture_units f = { .wall = { 1, 1, 1, 1, 1 }, .util = { 1, 1, 1, 1, 1 },
+				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
+	struct project_options opt = { .units_total = 10, .tasks = 6, .margin = 1 };
+	struct project_input in = input_of(&f, 5, -1, -1);
+	struct projection p;
+	char err[256];
+
+	/* ceil(10 / 6) = 2 units per task; ceil(10 / 2) = 5 tasks hold them all */
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.units_per_task, 2);
+	cr_expect_eq(p.tasks, 5);
+	cr_expect(has_note(&p, "6 tasks asked for 10 units"));
+	opt.tasks = 50;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.tasks, 10);
+	cr_expect_eq(p.units_per_task, 1);
+}
+
+Test(project, outside_time_fixed_or_per_unit_whichever_is_larger)
+{
+	struct fixture_units f = { .wall = { 1, 1, 1, 1, 1 }, .util = { 1, 1, 1, 1, 1 },
+				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
+	struct project_options opt = { .units_total = 3, .margin = 1 };
+	struct project_input in = input_of(&f, 5, 10, 2);
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_float_eq(p.outside_s, 10.0, 1e-12, "3 units x 2 s < 10 s fixed");
+	opt.units_total = 8;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_float_eq(p.outside_s, 16.0, 1e-12, "8 units x 2 s > 10 s fixed");
+	cr_expect_float_eq(p.time_s, 24.0, 1e-12);
+}
+
+Test(project, no_complete_unit_is_an_error)
+{
+	static struct fixture_units f; /* zeroed: no unit at all */
+	struct project_options opt = { .units_total = 3, .margin = 1 };
+	struct project_input in = input_of(&f, 0, -1, -1);
+	struct projection p;
+	char err[256];
+
+	in.n_incomplete = 2;
+	cr_expect_eq(um_project(&in, &opt, &p, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "every unit was cut short"), "%s", err);
+}
+
+Test(project, slurm_time_forms)
+{
+	cr_expect_eq(um_parse_slurm_time("90"), 5400);
+	cr_expect_eq(um_parse_slurm_time("1:30"), 90);
+	cr_expect_eq(um_parse_slurm_time("2:00:00"), 7200);
+	cr_expect_eq(um_parse_slurm_time("1-12"), 129600);
+	cr_expect_eq(um_parse_slurm_time("1-0:30"), 88200);
+	cr_expect_eq(um_parse_slurm_time("1-00:00:10"), 86410);
+	cr_expect_lt(um_parse_slurm_time(""), 0);
+	cr_expect_lt(um_parse_slurm_time("-1"), 0);
+	cr_expect_lt(um_parse_slurm_time("1:2:3:4"), 0);
+	cr_expect_lt(um_parse_slurm_time("ten"), 0);
+	cr_expect_lt(um_parse_slurm_time("1-"), 0);
+	cr_expect_lt(um_parse_slurm_time("1:"), 0);
+	cr_expect_lt(um_parse_slurm_time("1:-5"), 0);
+	cr_expect_lt(um_parse_slurm_time("99999999999999999999"), 0);
+}
+
+Test(project, slurm_time_written)
+{
+	char buf[32];
+
+	um_format_slurm_minutes(59, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "00:59:00");
+	um_format_slurm_minutes(60, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "01:00:00");
+	um_format_slurm_minutes(1440, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "1-00:00:00");
+	um_format_slurm_minutes(1501, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "1-01:01:00");
+}
+
+/* The command: a header sbatch reads, JSON with the same figures, and refusals with exit 2. */
+Test(project, command_prints_header_and_json)
+{
+	const char *sb[] = { "project", NULL, "--units", "40", "--tasks", "4", "--partition", "short",
+			     NULL };
+	const char *js[] = { "project", "--format", "json", NULL, "--units", "40", "--tasks", "4",
+			     NULL };
+	struct um_result r;
+	json_t *j;
+	int sbatch_lines = 0;
+
+	sb[1] = js[3] = fixture("project/calib.json");
+	um_run(&r, false, sb);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(strncmp(r.out, "#!/bin/bash\n", 12), 0);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --time=00:02:00\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --mem=750M\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --cpus-per-task=1\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --tmp=25M\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --array=0-3\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --partition=short\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "# --mem: whole-run peak 600.0 MiB"), "%s", r.out);
+	/* each option line alone on its line, each preceded by the comment that derives it */
+	for (char *line = strstr(r.out, "\n#SBATCH "); line; line = strstr(line + 1, "\n#SBATCH ")) {
+		cr_expect_null(strchr(line + 9, ' ') < strchr(line + 1, '\n') ? strchr(line + 9, ' ')
+									       : NULL,
+			       "a space after the option: %.40s", line + 1);
+		sbatch_lines++;
+	}
+	cr_expect_eq(sbatch_lines, 6);
+	um_result_free(&r);
+
+	um_run(&r, false, js);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	j = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(j, "%s", r.out);
+	cr_expect_eq(jnum(jget(j, "request"), "mem_mib"), 750);
+	cr_expect_str_eq(json_string_value(jget(jget(j, "request"), "time")), "00:02:00");
+	cr_expect_eq(jnum(jget(j, "inputs"), "units_incomplete"), 1);
+	cr_expect(json_is_string(jget(jget(j, "derivation"), "mem")));
+	cr_expect_gt(json_array_size(jget(j, "notes")), 0);
+	json_decref(j);
+	um_result_free(&r);
+}
+
+static void expect_refused(const char *const *args, const char *needle)
+{
+	struct um_result r;
+	char *nl;
+
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2, "status %d for %s: %s", r.status, needle, r.err);
+	cr_expect_not_null(strstr(r.err, needle), "wanted '%s' in: %s", needle, r.err);
+	cr_expect_str_eq(r.out, "", "nothing on stdout when refused");
+	/* one line: argp's hint to use --help is allowed to follow a usage error */
+	nl = strchr(r.err, '\n');
+	cr_expect(nl && (!nl[1] || strstr(nl + 1, "--help")), "more than one line: %s", r.err);
+	um_result_free(&r);
+}
+
+Test(project, bad_input_and_absurd_numbers_are_refused)
+{
+	char calib[512];
+	const char *f;
+
+	snprintf(calib, sizeof(calib), "%s", fixture("project/calib.json"));
+	f = calib;
+	expect_refused((const char *[]){ "project", f, NULL }, "--units N is required");
+	expect_refused((const char *[]){ "project", f, "--units", "-3", NULL }, "positive whole number");
+	expect_refused((const char *[]){ "project", f, "--units", "2.5", NULL }, "positive whole number");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--tasks", "0", NULL },
+		       "--tasks needs a positive");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--units-per-task", "0", NULL },
+		       "--units-per-task needs a positive");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--margin", "0.9", NULL },
+		       "--margin needs a factor");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--margin", "nan", NULL },
+		       "--margin needs a factor");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--tasks", "2",
+					 "--units-per-task", "3", NULL }, "give one");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--max-time", "0:30", NULL },
+		       "at least a minute");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--time-stat", "p50", NULL },
+		       "p90 or max");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--format", "xml", NULL },
+		       "sbatch or json");
+	expect_refused((const char *[]){ "project", "--units", "9", NULL }, "at least one");
+	expect_refused((const char *[]){ "project", fixture("project/empty.units.jsonl"), "--units",
+					 "9", NULL }, "no complete units");
+	expect_refused((const char *[]){ "project", fixture("project/allincomplete.units.jsonl"),
+					 "--units", "9", NULL }, "every unit was cut short");
+	expect_refused((const char *[]){ "project", fixture("project/truncated.units.jsonl"),
+					 "--units", "9", NULL }, "truncated.units.jsonl:2:");
+	expect_refused((const char *[]){ "project", "/nonexistent/calib.json", "--units", "9", NULL },
+		       "cannot read /nonexistent/calib.json");
+}
