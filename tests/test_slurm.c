@@ -274,27 +274,17 @@ static void submit(const char *script, const char *user, const char *cwd, char *
 	free(out);
 }
 
-/* The request for TASKS tasks of DEMO_FITS fits each, from the calibration (one task's worth):
- * twice its wall time in whole minutes (SLURM's unit), half again its peak memory. */
-static void projected_header(const json_t *calib_sum, char *buf, size_t size)
-{
-	long minutes = (long)(2 * jnum(calib_sum, "total_wall_s") / 60) + 1;
-	long mem_mib = (long)(1.5 * jnum(calib_sum, "peak_rss_bytes_max") / MIB_F) + 1;
-
-	snprintf(buf, size, "#SBATCH --time=%ld\n#SBATCH --mem=%ldM\n#SBATCH --cpus-per-task=1\n"
-		 "#SBATCH --tmp=1M\n#SBATCH --array=0-%d\n", minutes, mem_mib, TASKS - 1);
-}
-
 /* ---------------------------------------------------------------------------------- test */
 
 Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 {
 	const struct passwd *pw = getpwnam("nobody");
 	char calib_dir[160], calib[200], out_dir[160], job[200], path[512], id[32], small_id[32];
-	char header[8192], *states, *small, *summary_out;
+	char *header, *states, *small, *summary_out;
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
 	double mem_limit;
+	char time_req[32];
 	int status;
 	size_t i;
 	FILE *f;
@@ -312,9 +302,14 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 	cr_assert_not_null(calib_run);
 	calib_sum = jget(calib_run, "summary");
 	cr_assert_eq(jnum(calib_sum, "n_units"), DEMO_FITS);
-	projected_header(calib_sum, header, sizeof(header));
-	cr_assert_not_null(strstr(header, "#SBATCH --array=0-2"), "projection:\n%s", header);
-	mem_limit = strtod(strstr(header, "#SBATCH --mem=") + 14, NULL) * MIB_F;
+	header = sh_out(&status, "%s project %s --units %d --units-per-task %d --format sbatch",
+			unitmeter_bin(), calib, TASKS * DEMO_FITS, DEMO_FITS);
+	cr_assert_eq(status, 0, "unitmeter project failed: %s", header);
+	cr_assert_not_null(strstr(header, "\n#SBATCH --mem="), "projection:\n%s", header);
+	cr_assert_not_null(strstr(header, "\n#SBATCH --array=0-2\n"), "projection:\n%s", header);
+	mem_limit = strtod(strstr(header, "\n#SBATCH --mem=") + 15, NULL) * MIB_F;
+	cr_assert_not_null(strstr(header, "\n#SBATCH --time="), "projection:\n%s", header);
+	cr_assert_eq(sscanf(strstr(header, "\n#SBATCH --time=") + 16, "%31s", time_req), 1);
 
 	/* b. the job array, submitted by an unprivileged user: the demo in a dir only root writes,
 	 * outputs in a dir of the user's; --unitmeter in the script, its outputs in the default
@@ -326,8 +321,9 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 	snprintf(job, sizeof(job), "%s/jobs/array.sh", top);
 	f = fopen(job, "w");
 	cr_assert_not_null(f);
-	/* the demo runs as a child of the batch shell, which execs it: --lookup-at-exec's case */
-	fprintf(f, "#!/bin/bash\n%s#SBATCH --job-name=um-array\n#SBATCH --chdir=%s\n"
+	/* the projection (#!/bin/bash, then #SBATCH lines and comments), then ours; the demo runs
+	 * as a child of the batch shell, which execs it: --lookup-at-exec's case */
+	fprintf(f, "%s#SBATCH --job-name=um-array\n#SBATCH --chdir=%s\n"
 		"#SBATCH --output=%s/%%A_%%a.out\n#SBATCH --unitmeter=fit_unit\n"
 		"%s/bin/fit_demo fits-$SLURM_ARRAY_TASK_ID\necho done\n",
 		header, out_dir, out_dir, top);
@@ -364,6 +360,10 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 			cr_expect_str_eq(exit_code, "0:0");
 			cr_expect_leq(slurm_seconds(run), slurm_seconds(limit), "ran %s, limit %s", run,
 				      limit);
+			/* SLURM holds the task to the projected request */
+			cr_expect_eq(slurm_seconds(limit), slurm_seconds(time_req), "limit %s, asked %s",
+				     limit, time_req);
+			cr_expect_eq(strtod(mem, NULL) * MIB_F, mem_limit, "mem %s", mem);
 			cr_log_info("array task: %s, ran %s of %s, mem %s", state, run, limit, mem);
 		}
 	}
@@ -461,6 +461,7 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 	free(small);
 	free(states);
 	free(summary_out);
+	free(header);
 	json_decref(sum);
 	json_decref(calib_run);
 }
