@@ -2,7 +2,8 @@
 /*
  * The SPANK plugin on a real one-node SLURM (tools/slurm/slurm-up.sh, cgroup mode): a calibration
  * run of the demo, its projected #SBATCH request, a job array submitted by an unprivileged user
- * with --unitmeter, traced in every task; then a job whose --mem is too small. Truths from
+ * with --unitmeter, traced in every task; a job whose --mem is too small; a job whose tracer
+ * cannot start. Truths from
  * outside the tool: SLURM's own job states and times, the owner and size of the files the demo
  * wrote, and the calibration run.
  *
@@ -276,11 +277,11 @@ static void submit(const char *script, const char *user, const char *cwd, char *
 
 /* ---------------------------------------------------------------------------------- test */
 
-Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
+Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 {
 	const struct passwd *pw = getpwnam("nobody");
 	char calib_dir[160], calib[200], out_dir[160], job[200], path[512], id[32], small_id[32];
-	char *header, *states, *small, *summary_out;
+	char *header, *states, *small, *untraced, *summary_out, untraced_id[32];
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
 	double mem_limit;
@@ -342,6 +343,18 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 	cr_assert_eq(fclose(f), 0);
 	chmod(job, 0644);
 	submit(job, "nobody", out_dir, small_id, sizeof(small_id));
+
+	/* e. (also now) a tracer that cannot start: one line in the job's stderr, job untraced */
+	snprintf(job, sizeof(job), "%s/jobs/untraced.sh", top);
+	f = fopen(job, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-untraced\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		"#SBATCH --chdir=%s\n#SBATCH --output=%s/untraced.out\n"
+		"#SBATCH --unitmeter=%s/no-such-lib.so:fit_unit\n%s/bin/fit_demo untraced-fits\n",
+		SMALL_MEM_MIB * 4, out_dir, out_dir, top, top);
+	cr_assert_eq(fclose(f), 0);
+	chmod(job, 0644);
+	submit(job, "nobody", out_dir, untraced_id, sizeof(untraced_id));
 
 	/* c. every array task completed within its own limits, as SLURM saw it */
 	states = wait_job(id, TASKS);
@@ -455,10 +468,28 @@ Test(slurm, job_array_is_traced_per_task_and_an_oom_task_keeps_its_units)
 		json_decref(list);
 	}
 
+	/* e. the job ran its 8 fits untraced, and its stderr says why in one line */
+	untraced = wait_job(untraced_id, 1);
+	{
+		char state[64], *out, *why;
+
+		field(untraced, "JobState", state, sizeof(state));
+		cr_expect_str_eq(state, "COMPLETED", "the job with a tracer that failed: %s", untraced);
+		snprintf(path, sizeof(path), "cat %s/untraced.out", out_dir);
+		out = sh_out(&status, "%s", path);
+		why = strstr(out, "runs untraced: ");
+		cr_expect_not_null(why, "no report of the failed tracer in the job's output:\n%s", out);
+		cr_expect_not_null(strstr(out, "fit 7:"), "the job did not run its fits:\n%s", out);
+		if (why)
+			cr_log_info("untraced job's stderr: %.*s", (int)strcspn(why, "\n"), why);
+		free(out);
+	}
+
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_log_info("calibration, jobs and checks took %.1f s",
 		    (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	free(small);
+	free(untraced);
 	free(states);
 	free(summary_out);
 	free(header);
