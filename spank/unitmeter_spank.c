@@ -558,6 +558,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	struct saved_creds saved;
 	struct outputs o;
 	char why[PATH_MAX + 64];
+	const char *failed = NULL;
 	int log_fd = -1, ready_rd = -1, err = 0;
 	bool timed_out;
 	pid_t tracer;
@@ -581,10 +582,13 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 			    (unsigned)t.uid, strerror(errno));
 		return 0;
 	}
-	if (make_dirs(o.dir))
+	if (make_dirs(o.dir)) {
 		err = errno;
-	else if ((log_fd = open(o.log, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666)) < 0)
+		failed = o.dir;
+	} else if ((log_fd = open(o.log, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666)) < 0) {
 		err = errno;
+		failed = o.log;
+	}
 	if (become_root(&saved)) {
 		/* the task would go on with the user's euid and root's real uid: stop it instead */
 		slurm_error("unitmeter: cannot return to root after creating %s: %s", o.dir, strerror(errno));
@@ -593,9 +597,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		return -1;
 	}
 	if (err) {
-		slurm_error("unitmeter: job %s task %u runs untraced: cannot create %s as uid %u: %s",
-			    t.job, t.task, log_fd < 0 && !access(o.dir, F_OK) ? o.log : o.dir,
-			    (unsigned)t.uid, strerror(err));
+		slurm_error("unitmeter: job %s task %u runs untraced: cannot create %s as uid %u: %s "
+			    "(choose another --unitmeter-out)", t.job, t.task, failed, (unsigned)t.uid,
+			    strerror(err));
 		return 0;
 	}
 

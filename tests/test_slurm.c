@@ -30,7 +30,8 @@
 #define SPIKE_FIT 3
 /* Jobs of a few seconds; SLURM's own scheduling adds about a second each */
 #define JOB_WAIT_S 60
-/* The tracer writes the manifest once the task's process has exited, just after SLURM sees it */
+/* The tracer writes the manifest, its last output, once the task's process has exited: just
+ * after SLURM sees the task end */
 #define MANIFEST_WAIT_S 10
 
 static char top[64];       /* private temp dir of the whole test */
@@ -389,6 +390,9 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 		snprintf(base, sizeof(base), "%s/unitmeter-out/%s_%d.batch.0", out_dir, id, task);
 		snprintf(manifest, sizeof(manifest), "%s.json", base);
 		snprintf(stream, sizeof(stream), "%s.units.jsonl", base);
+		/* the tracer may still be writing the last unit when SLURM sees the task end: read
+		 * the stream once the manifest, its last output, is there */
+		wait_for_file(manifest);
 		list = read_jsonl(stream);
 		cr_expect_eq(json_array_size(list), DEMO_FITS, "%s: %zu units", stream,
 			     json_array_size(list));
@@ -401,7 +405,6 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 			cr_expect_eq(jnum(u, "output_bytes"), st.st_size, "%s: unit %zu wrote %.0f, file %lld",
 				     stream, i, jnum(u, "output_bytes"), (long long)st.st_size);
 		}
-		wait_for_file(manifest);
 		manifest_json = json_load_file(manifest, 0, NULL);
 		cr_assert_not_null(manifest_json, "%s is not JSON", manifest);
 		/* the traced group (batch shell and demo) stayed under the task's --mem */
@@ -448,6 +451,10 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 		field(small, "JobState", state, sizeof(state));
 		cr_expect_str_eq(state, "OUT_OF_MEMORY", "the small job: %s", small);
 		snprintf(base, sizeof(base), "%s/small-um/%s.batch.0", out_dir, small_id);
+		/* the tracer was outside the job's cgroup: neither charged nor killed with it, so
+		 * it writes its manifest after the job's end */
+		snprintf(path, sizeof(path), "%s.json", base);
+		wait_for_file(path);
 		snprintf(path, sizeof(path), "%s.units.jsonl", base);
 		list = read_jsonl(path);
 		json_array_foreach(list, i, u) {
@@ -462,9 +469,6 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 			     SPIKE_FIT);
 		cr_log_info("small job: %s, %d units complete, %zu lines", state, complete,
 			    json_array_size(list));
-		/* the tracer was outside the job's cgroup: neither charged nor killed with it */
-		snprintf(path, sizeof(path), "%s.json", base);
-		wait_for_file(path);
 		json_decref(list);
 	}
 

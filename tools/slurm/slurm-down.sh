@@ -19,12 +19,12 @@ alive() { # PIDFILE COMM
 }
 
 stop_pidfile() { # PIDFILE COMM
-	local pid i
+	local pid
 	if alive "$1" "$2"; then
 		pid=$(cat "$1")
 		kill -TERM "$pid" 2>/dev/null
 		# slurmctld saves its state on SIGTERM, which takes it about 4 s
-		for i in $(seq 1 150); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+		for _ in $(seq 1 150); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 		if [ -d "/proc/$pid" ]; then
 			log "$2 ($pid) still running 15 s after SIGTERM: SIGKILL"
 			kill -KILL "$pid" 2>/dev/null

@@ -23,7 +23,9 @@
 #   SLURM_TEST_CTLD_PORT, SLURM_TEST_SLURMD_PORT                                (6817, 6818)
 #   SLURM_TEST_TIMEOUT    seconds to wait for the node to become idle                     (60)
 #
-# Starting it again while it runs is a no-op. Exit 0 once the node is idle.
+# Starting it again while it runs is a no-op. Exit 0 once the node is idle. One such cluster per
+# machine at a time: the ports, the node's cgroups and munged are the machine's (a second one
+# would use the first one's munged, and lose it when the first one's slurm-down.sh stops it).
 set -euo pipefail
 
 log() { printf '[slurm-up] %s\n' "$*" >&2; }
@@ -83,8 +85,7 @@ start_munge() {
 	# munged refuses to run as root; run it as its own user, as its unit file does. It
 	# daemonises, so its pid comes from its pid file, which we copy to run/ as proof it is ours.
 	timeout 20 runuser -u munge -- /usr/sbin/munged --force || die "munged did not start (see /var/log/munge/munged.log)"
-	local i
-	for i in $(seq 1 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
+	for _ in $(seq 1 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
 	cp /run/munge/munged.pid "$D/run/munged.pid"
 	timeout 5 munge -n | timeout 5 unmunge >/dev/null || die "munge credential round-trip failed after starting munged"
 }
@@ -189,12 +190,12 @@ JobAcctGatherParams=OverMemoryKill"
 
 # ------------------------------------------------------------------------------------ daemons
 stop_daemons() { # the half-started leftovers of a failed attempt, by pid file only
-	local n pid i
+	local n pid
 	for n in slurmd slurmctld; do
 		if alive "$D/run/$n.pid" "$n"; then
 			pid=$(cat "$D/run/$n.pid")
 			kill -TERM "$pid" 2>/dev/null || true
-			for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+			for _ in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 			[ ! -d "/proc/$pid" ] || kill -KILL "$pid" 2>/dev/null || true
 		fi
 		rm -f "$D/run/$n.pid"
@@ -219,14 +220,13 @@ wait_idle() {
 }
 
 start_daemons() { # cgroup: yes|no; 0 once the node is idle
-	local i
 	write_conf "$1"
 	# -c: a clean state, no jobs recovered from an earlier test run
 	timeout 30 slurmctld -c -f "$CONF" || { log "slurmctld failed:"; tail -20 "$D/log/slurmctld.log" >&2; return 1; }
-	for i in $(seq 1 100); do alive "$D/run/slurmctld.pid" slurmctld && break; sleep 0.1; done
+	for _ in $(seq 1 100); do alive "$D/run/slurmctld.pid" slurmctld && break; sleep 0.1; done
 	alive "$D/run/slurmctld.pid" slurmctld || { log "slurmctld exited:"; tail -20 "$D/log/slurmctld.log" >&2; return 1; }
 	timeout 30 slurmd -f "$CONF" -N "$NODE" || { log "slurmd failed:"; tail -20 "$D/log/slurmd.log" >&2; return 1; }
-	for i in $(seq 1 100); do alive "$D/run/slurmd.pid" slurmd && break; sleep 0.1; done
+	for _ in $(seq 1 100); do alive "$D/run/slurmd.pid" slurmd && break; sleep 0.1; done
 	alive "$D/run/slurmd.pid" slurmd || { log "slurmd exited:"; tail -20 "$D/log/slurmd.log" >&2; return 1; }
 	wait_idle
 }
