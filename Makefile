@@ -48,6 +48,9 @@ TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
 	$(OUTPUT)/workloads/libunitfit.so $(OUTPUT)/workloads/units-stripped
 DEMO := $(OUTPUT)/demo/fit_demo
+# The SPANK plugin is loaded by slurmstepd, srun and sbatch, never sanitized: it lives in .output/
+# for both builds, and the tests of either build load that one.
+SPANK := .output/unitmeter_spank.so
 
 .PHONY: all
 all: unitmeter
@@ -84,6 +87,15 @@ $(OUTPUT)/unitmeter: $(OUTPUT)/user/main.o $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# SLURM's spank.h; the plugin's symbols are resolved in the SLURM process that loads it.
+.PHONY: spank
+spank: $(SPANK)
+
+$(SPANK): spank/unitmeter_spank.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -shared -fPIC $< -o $@
+
 # Tests link the user objects (pure functions are tested directly) and run the binary.
 $(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(OUTPUT)/unitmeter.skel.h
 	$(call msg,CC,$@)
@@ -117,7 +129,8 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib
+	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
+	slurm-wlm munge libslurm-dev
 
 .PHONY: deps tracefs
 # Install those of the named Debian packages that are missing; nothing when all are there.
@@ -138,16 +151,17 @@ tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
 .PHONY: build-test
-build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO)
+build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO) $(SPANK)
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
-# the integration tests which builds to run.
+# the integration tests which builds to run; SPANK_PLUGIN and SLURM_TOOLS serve the SLURM tests.
 .PHONY: test
 test: deps tracefs
 	$(MAKE) build-test
 	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 		UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
+		SPANK_PLUGIN=$(abspath $(SPANK)) SLURM_TOOLS=$(abspath tools/slurm) \
 		tools/run-tests.sh $(TEST_BIN)
 	@# the fuzz harnesses replay their corpus: already sanitized, so once, in the plain build
 	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory fuzz-corpus

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The SPANK plugin on a real one-node SLURM (tools/slurm/slurm-up.sh, cgroup mode): a calibration
+ * run of the demo, its projected #SBATCH request, a job array submitted by an unprivileged user
+ * with --unitmeter, traced in every task; a job whose --mem is too small; a job whose tracer
+ * cannot start. Truths from
+ * outside the tool: SLURM's own job states and times, the owner and size of the files the demo
+ * wrote, and the calibration run.
+ *
+ * One test, because one node can run one cluster: slurmd's cgroups and ports are per node.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define DEMO_FITS 8 /* fits per run of the demo: the units of one array task */
+#define TASKS 3
+/* Below the demo's 96 MiB scratch buffer (fit 3) and above SLURM's 30 MB floor (MinRAMSpace) */
+#define SMALL_MEM_MIB 64
+#define SPIKE_FIT 3
+/* Jobs of a few seconds; SLURM's own scheduling adds about a second each */
+#define JOB_WAIT_S 60
+/* The tracer writes the manifest, its last output, once the task's process has exited: just
+ * after SLURM sees the task end */
+#define MANIFEST_WAIT_S 10
+
+static char top[64];       /* private temp dir of the whole test */
+static char state_dir[96]; /* SLURM_TEST_DIR */
+static bool cluster_up;
+
+static const char *env_dir(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : def;
+}
+
+/* Run a shell command built with printf; its exit status, or -1. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+}
+
+/* The whole stdout of a shell command; *status gets its exit status. */
+static char *sh_out(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *sh_out(int *status, const char *fmt, ...)
+{
+	char cmd[4096], *buf = NULL;
+	size_t cap = 0, len = 0, n;
+	va_list ap;
+	FILE *p;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s: %s", cmd, strerror(errno));
+	do {
+		if (len + 4096 + 1 > cap)
+			buf = realloc(buf, cap = cap * 2 + 8192);
+		cr_assert_not_null(buf);
+		n = fread(buf + len, 1, cap - len - 1, p);
+		len += n;
+	} while (n > 0);
+	buf[len] = '\0';
+	rc = pclose(p);
+	*status = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+	return buf;
+}
+
+static void slurm_up(void)
+{
+	const char *plugin = env_dir("SPANK_PLUGIN", ".output/unitmeter_spank.so");
+	const char *tools = env_dir("SLURM_TOOLS", "tools/slurm");
+	char um[4096], path[160];
+	FILE *f;
+
+	require_tracing();
+	if (sh("command -v slurmctld slurmd sbatch munged >/dev/null"))
+		cr_skip_test("SLURM is not installed (make deps installs slurm-wlm and munge)");
+	if (access(plugin, R_OK))
+		cr_skip_test("no SPANK plugin at %s (make build-test builds it)", plugin);
+	cr_assert_not_null(realpath(unitmeter_bin(), um), "no unitmeter at %s", unitmeter_bin());
+
+	snprintf(top, sizeof(top), "/tmp/um-slurm-XXXXXX");
+	cr_assert_not_null(mkdtemp(top));
+	/* the job user must reach its files and the plugin (sbatch loads it as that user) */
+	chmod(top, 0755);
+	snprintf(state_dir, sizeof(state_dir), "%s/cluster", top);
+	cr_assert_eq(sh("mkdir -p %s/bin %s/jobs && cp %s %s/bin/unitmeter_spank.so && "
+			"chmod -R a+rX %s/bin %s/jobs", top, top, plugin, top, top, top), 0);
+	snprintf(path, sizeof(path), "%s/plugstack.conf", top);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "required %s/bin/unitmeter_spank.so unitmeter=%s\n", top, um);
+	cr_assert_eq(fclose(f), 0);
+
+	setenv("SLURM_TEST_DIR", state_dir, 1);
+	setenv("SLURM_TEST_PLUGSTACK", path, 1);
+	/* the test is about cgroup mode: the tracer leaves the job's cgroups, --mem is the kernel's */
+	setenv("SLURM_TEST_CGROUP", "yes", 1);
+	snprintf(path, sizeof(path), "%s/etc/slurm.conf", state_dir);
+	setenv("SLURM_CONF", path, 1);
+	cluster_up = true; /* from here on, tear down whatever part came up */
+	cr_assert_eq(sh("timeout 60 %s/slurm-up.sh 2>%s/up.err", tools, top), 0,
+		     "slurm-up.sh failed; see %s/up.err and %s/log", top, state_dir);
+}
+
+static void slurm_down(void)
+{
+	const char *tools = env_dir("SLURM_TOOLS", "tools/slurm");
+
+	if (cluster_up && sh("timeout 60 %s/slurm-down.sh 2>/dev/null", tools))
+		cr_log_warn("slurm-down.sh failed; state left in %s", state_dir);
+	cluster_up = false;
+	if (top[0] && sh("rm -rf '%s'", top))
+		cr_log_warn("could not remove %s", top);
+	top[0] = '\0';
+}
+
+TestSuite(slurm, .init = slurm_up, .fini = slurm_down, .timeout = 115);
+
+/* ------------------------------------------------------------------------------- helpers */
+
+/* [D-]HH:MM:SS or MM:SS, as scontrol prints times, in seconds. */
+static long slurm_seconds(const char *s)
+{
+	long d = 0, a = 0, b = 0, c = 0;
+	const char *dash = strchr(s, '-');
+
+	if (dash) {
+		d = strtol(s, NULL, 10);
+		s = dash + 1;
+	}
+	if (sscanf(s, "%ld:%ld:%ld", &a, &b, &c) == 3)
+		return d * 86400 + a * 3600 + b * 60 + c;
+	if (sscanf(s, "%ld:%ld", &a, &b) == 2)
+		return d * 86400 + a * 60 + b;
+	cr_assert_fail("not a SLURM time: %s", s);
+	return -1;
+}
+
+/* The value of KEY=... in one `scontrol show job -o` line. */
+static void field(const char *line, const char *key, char *buf, size_t size)
+{
+	char pat[64];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	if (!p && !strncmp(line, pat + 1, strlen(pat) - 1))
+		p = line - 1;
+	cr_assert_not_null(p, "no %s in: %s", key, line);
+	p += strlen(pat);
+	n = strcspn(p, " \n");
+	cr_assert_lt(n, size);
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+}
+
+static bool job_finished(const char *state)
+{
+	static const char *const busy[] = { "PENDING", "CONFIGURING", "RUNNING", "COMPLETING",
+					    "SUSPENDED", "REQUEUED", "RESIZING" };
+
+	for (size_t i = 0; i < sizeof(busy) / sizeof(busy[0]); i++)
+		if (!strcmp(state, busy[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Poll `scontrol show job -o ID` every 0.2 s (sbatch --wait backs off to 32 s between its polls)
+ * until every line (one per array task) is in a final state; the last output.
+ */
+static char *wait_job(const char *id, int expect_lines)
+{
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	time_t until = time(NULL) + JOB_WAIT_S;
+	char *out = NULL;
+
+	for (;;) {
+		int status, lines = 0;
+		bool done = true;
+		char state[64];
+
+		free(out);
+		out = sh_out(&status, "scontrol show job -o %s 2>&1", id);
+		for (char *l = out; *l; l = strchr(l, '\n') + 1) {
+			if (strncmp(l, "JobId=", 6))
+				break;
+			lines++;
+			field(l, "JobState", state, sizeof(state));
+			done &= job_finished(state);
+			if (!strchr(l, '\n'))
+				break;
+		}
+		if (status == 0 && lines == expect_lines && done)
+			return out;
+		cr_assert(time(NULL) < until, "job %s not finished after %d s:\n%s", id, JOB_WAIT_S, out);
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Every line of a units stream, each checked to be one complete JSON object. */
+static json_t *read_jsonl(const char *path)
+{
+	json_t *arr = json_array();
+	char line[65536];
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "no units stream %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		json_error_t e;
+		json_t *v = json_loads(line, 0, &e);
+
+		cr_assert(v && json_is_object(v), "%s: a line is not a JSON object (%s): %s", path,
+			  e.text, line);
+		json_array_append_new(arr, v);
+	}
+	fclose(f);
+	return arr;
+}
+
+static void wait_for_file(const char *path)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	time_t until = time(NULL) + MANIFEST_WAIT_S;
+
+	while (access(path, F_OK)) {
+		cr_assert(time(NULL) < until, "%s not written %d s after the job ended", path,
+			  MANIFEST_WAIT_S);
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void expect_owner(const char *path, uid_t uid)
+{
+	struct stat st;
+
+	cr_assert_eq(lstat(path, &st), 0, "%s: %s", path, strerror(errno));
+	cr_expect_eq(st.st_uid, uid, "%s belongs to uid %u, not the job's user %u", path,
+		     (unsigned)st.st_uid, (unsigned)uid);
+}
+
+/* Submit a batch script as the job user from its working directory; the job id. */
+static void submit(const char *script, const char *user, const char *cwd, char *id, size_t size)
+{
+	int status;
+	char *out = sh_out(&status, "cd %s && runuser -u %s -- sbatch --parsable %s 2>&1", cwd,
+			   user, script);
+
+	cr_assert_eq(status, 0, "sbatch %s failed: %s", script, out);
+	cr_assert_gt(snprintf(id, size, "%ld", strtol(out, NULL, 10)), 0);
+	free(out);
+}
+
+/* ---------------------------------------------------------------------------------- test */
+
+Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
+{
+	const struct passwd *pw = getpwnam("nobody");
+	char calib_dir[160], calib[200], out_dir[160], job[200], path[512], id[32], small_id[32];
+	char *header, *states, *small, *untraced, *summary_out, untraced_id[32];
+	json_t *calib_run, *calib_sum, *sum;
+	struct timespec t0, t1;
+	double mem_limit;
+	char time_req[32];
+	int status;
+	size_t i;
+	FILE *f;
+
+	cr_assert_not_null(pw, "no user 'nobody' to submit as");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	/* a. calibration: one run of the demo (8 fits), and the request projected from it */
+	snprintf(calib_dir, sizeof(calib_dir), "%s/calib", top);
+	snprintf(calib, sizeof(calib), "%s/calib.json", top);
+	cr_assert_eq(sh("%s run -q --unit fit_unit -o %s -- %s %s >%s/calib.out 2>&1",
+			unitmeter_bin(), calib, env_dir("DEMO", ".output/demo/fit_demo"), calib_dir, top),
+		     0, "calibration run failed; see %s/calib.out", top);
+	calib_run = json_load_file(calib, 0, NULL);
+	cr_assert_not_null(calib_run);
+	calib_sum = jget(calib_run, "summary");
+	cr_assert_eq(jnum(calib_sum, "n_units"), DEMO_FITS);
+	header = sh_out(&status, "%s project %s --units %d --units-per-task %d --format sbatch",
+			unitmeter_bin(), calib, TASKS * DEMO_FITS, DEMO_FITS);
+	cr_assert_eq(status, 0, "unitmeter project failed: %s", header);
+	cr_assert_not_null(strstr(header, "\n#SBATCH --mem="), "projection:\n%s", header);
+	cr_assert_not_null(strstr(header, "\n#SBATCH --array=0-2\n"), "projection:\n%s", header);
+	mem_limit = strtod(strstr(header, "\n#SBATCH --mem=") + 15, NULL) * MIB_F;
+	cr_assert_not_null(strstr(header, "\n#SBATCH --time="), "projection:\n%s", header);
+	cr_assert_eq(sscanf(strstr(header, "\n#SBATCH --time=") + 16, "%31s", time_req), 1);
+
+	/* b. the job array, submitted by an unprivileged user: the demo in a dir only root writes,
+	 * outputs in a dir of the user's; --unitmeter in the script, its outputs in the default
+	 * place (unitmeter-out in the job's working directory) */
+	snprintf(out_dir, sizeof(out_dir), "%s/work", top);
+	cr_assert_eq(sh("cp %s %s/bin/fit_demo && chmod 755 %s/bin/fit_demo && mkdir %s && "
+			"chown %u:%u %s", env_dir("DEMO", ".output/demo/fit_demo"), top, top,
+			out_dir, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, out_dir), 0);
+	snprintf(job, sizeof(job), "%s/jobs/array.sh", top);
+	f = fopen(job, "w");
+	cr_assert_not_null(f);
+	/* the projection (#!/bin/bash, then #SBATCH lines and comments), then ours; the demo runs
+	 * as a child of the batch shell, which execs it: --lookup-at-exec's case */
+	fprintf(f, "%s#SBATCH --job-name=um-array\n#SBATCH --chdir=%s\n"
+		"#SBATCH --output=%s/%%A_%%a.out\n#SBATCH --unitmeter=fit_unit\n"
+		"%s/bin/fit_demo fits-$SLURM_ARRAY_TASK_ID\necho done\n",
+		header, out_dir, out_dir, top);
+	cr_assert_eq(fclose(f), 0);
+	chmod(job, 0644);
+	submit(job, "nobody", out_dir, id, sizeof(id));
+
+	/* d. (submitted now, so both run at once) the demo under a --mem below its 96 MiB fit */
+	snprintf(job, sizeof(job), "%s/jobs/small.sh", top);
+	f = fopen(job, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-small\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		"#SBATCH --chdir=%s\n#SBATCH --output=%s/small.out\n#SBATCH --unitmeter=fit_unit\n"
+		"#SBATCH --unitmeter-out=%s/small-um\n%s/bin/fit_demo small-fits\necho done\n",
+		SMALL_MEM_MIB, out_dir, out_dir, out_dir, top);
+	cr_assert_eq(fclose(f), 0);
+	chmod(job, 0644);
+	submit(job, "nobody", out_dir, small_id, sizeof(small_id));
+
+	/* e. (also now) a tracer that cannot start: one line in the job's stderr, job untraced */
+	snprintf(job, sizeof(job), "%s/jobs/untraced.sh", top);
+	f = fopen(job, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-untraced\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		"#SBATCH --chdir=%s\n#SBATCH --output=%s/untraced.out\n"
+		"#SBATCH --unitmeter=%s/no-such-lib.so:fit_unit\n%s/bin/fit_demo untraced-fits\n",
+		SMALL_MEM_MIB * 4, out_dir, out_dir, top, top);
+	cr_assert_eq(fclose(f), 0);
+	chmod(job, 0644);
+	submit(job, "nobody", out_dir, untraced_id, sizeof(untraced_id));
+
+	/* c. every array task completed within its own limits, as SLURM saw it */
+	states = wait_job(id, TASKS);
+	{
+		char *l = states;
+
+		for (int task = 0; task < TASKS; task++, l = strchr(l, '\n') + 1) {
+			char state[64], run[32], limit[32], mem[32], exit_code[32];
+
+			field(l, "JobState", state, sizeof(state));
+			field(l, "RunTime", run, sizeof(run));
+			field(l, "TimeLimit", limit, sizeof(limit));
+			field(l, "MinMemoryNode", mem, sizeof(mem));
+			field(l, "ExitCode", exit_code, sizeof(exit_code));
+			cr_expect_str_eq(state, "COMPLETED", "array task: %s", l);
+			cr_expect_str_eq(exit_code, "0:0");
+			cr_expect_leq(slurm_seconds(run), slurm_seconds(limit), "ran %s, limit %s", run,
+				      limit);
+			/* SLURM holds the task to the projected request */
+			cr_expect_eq(slurm_seconds(limit), slurm_seconds(time_req), "limit %s, asked %s",
+				     limit, time_req);
+			cr_expect_eq(strtod(mem, NULL) * MIB_F, mem_limit, "mem %s", mem);
+			cr_log_info("array task: %s, ran %s of %s, mem %s", state, run, limit, mem);
+		}
+	}
+
+	/* each task's stream: its 8 fits, complete, with the bytes the demo's files hold */
+	for (int task = 0; task < TASKS; task++) {
+		char base[256], manifest[300], stream[300];
+		json_t *list, *u, *manifest_json;
+
+		snprintf(base, sizeof(base), "%s/unitmeter-out/%s_%d.batch.0", out_dir, id, task);
+		snprintf(manifest, sizeof(manifest), "%s.json", base);
+		snprintf(stream, sizeof(stream), "%s.units.jsonl", base);
+		/* the tracer may still be writing the last unit when SLURM sees the task end: read
+		 * the stream once the manifest, its last output, is there */
+		wait_for_file(manifest);
+		list = read_jsonl(stream);
+		cr_expect_eq(json_array_size(list), DEMO_FITS, "%s: %zu units", stream,
+			     json_array_size(list));
+		json_array_foreach(list, i, u) {
+			struct stat st;
+
+			cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+			snprintf(path, sizeof(path), "%s/fits-%d/fit-%02zu.txt", out_dir, task, i);
+			cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+			cr_expect_eq(jnum(u, "output_bytes"), st.st_size, "%s: unit %zu wrote %.0f, file %lld",
+				     stream, i, jnum(u, "output_bytes"), (long long)st.st_size);
+		}
+		manifest_json = json_load_file(manifest, 0, NULL);
+		cr_assert_not_null(manifest_json, "%s is not JSON", manifest);
+		/* the traced group (batch shell and demo) stayed under the task's --mem */
+		cr_expect_leq(jnum(jget(manifest_json, "run"), "peak_rss_bytes"), mem_limit);
+		snprintf(path, sizeof(path), "%s.log", base);
+		expect_owner(manifest, pw->pw_uid);
+		expect_owner(stream, pw->pw_uid);
+		expect_owner(path, pw->pw_uid);
+		json_decref(manifest_json);
+		json_decref(list);
+	}
+	snprintf(path, sizeof(path), "%s/unitmeter-out", out_dir);
+	expect_owner(path, pw->pw_uid);
+
+	/* the tasks together agree with the calibration: the same fits, three times over */
+	summary_out = sh_out(&status, "%s summary --json %s/unitmeter-out/%s_*.units.jsonl", unitmeter_bin(),
+			     out_dir, id);
+	cr_assert_eq(status, 0, "unitmeter summary: %s", summary_out);
+	sum = json_loads(summary_out, 0, NULL);
+	cr_assert_not_null(sum, "summary is not JSON: %s", summary_out);
+	cr_expect_eq(jnum(sum, "n_units"), TASKS * DEMO_FITS);
+	cr_expect(within(jnum(sum, "peak_rss_bytes_max"), jnum(calib_sum, "peak_rss_bytes_max"), 0.03, 0),
+		  "peak max %.0f, calibration %.0f", jnum(sum, "peak_rss_bytes_max"),
+		  jnum(calib_sum, "peak_rss_bytes_max"));
+	cr_expect(within(jnum(sum, "peak_rss_bytes_median"), jnum(calib_sum, "peak_rss_bytes_median"),
+			 0.1, MIB_F), "peak median %.0f, calibration %.0f",
+		  jnum(sum, "peak_rss_bytes_median"), jnum(calib_sum, "peak_rss_bytes_median"));
+	cr_expect_eq(jnum(sum, "total_output_bytes"), TASKS * jnum(calib_sum, "total_output_bytes"));
+	cr_log_info("tasks: %.0f units, peak max %.1f MiB (calibration %.1f), median %.1f MiB "
+		    "(%.1f), wall median %.3f s (%.3f)", jnum(sum, "n_units"),
+		    jnum(sum, "peak_rss_bytes_max") / MIB_F, jnum(calib_sum, "peak_rss_bytes_max") / MIB_F,
+		    jnum(sum, "peak_rss_bytes_median") / MIB_F,
+		    jnum(calib_sum, "peak_rss_bytes_median") / MIB_F, jnum(sum, "wall_s_median"),
+		    jnum(calib_sum, "wall_s_median"));
+
+	/* d. the job under too small a --mem: killed for memory by the kernel's memory cgroup, and
+	 * its stream still holds the fits before the big one, every line whole */
+	small = wait_job(small_id, 1);
+	{
+		char state[64], base[256];
+		json_t *list, *u;
+		int complete = 0;
+
+		field(small, "JobState", state, sizeof(state));
+		cr_expect_str_eq(state, "OUT_OF_MEMORY", "the small job: %s", small);
+		snprintf(base, sizeof(base), "%s/small-um/%s.batch.0", out_dir, small_id);
+		/* the tracer was outside the job's cgroup: neither charged nor killed with it, so
+		 * it writes its manifest after the job's end */
+		snprintf(path, sizeof(path), "%s.json", base);
+		wait_for_file(path);
+		snprintf(path, sizeof(path), "%s.units.jsonl", base);
+		list = read_jsonl(path);
+		json_array_foreach(list, i, u) {
+			const char *st = json_string_value(jget(u, "status"));
+
+			if (!strcmp(st, "complete"))
+				complete++;
+			else
+				cr_expect_str_eq(st, "incomplete", "unit %zu", i);
+		}
+		cr_expect_eq(complete, SPIKE_FIT, "%d complete units before the kill, want %d", complete,
+			     SPIKE_FIT);
+		cr_log_info("small job: %s, %d units complete, %zu lines", state, complete,
+			    json_array_size(list));
+		json_decref(list);
+	}
+
+	/* e. the job ran its 8 fits untraced, and its stderr says why in one line */
+	untraced = wait_job(untraced_id, 1);
+	{
+		char state[64], *out, *why;
+
+		field(untraced, "JobState", state, sizeof(state));
+		cr_expect_str_eq(state, "COMPLETED", "the job with a tracer that failed: %s", untraced);
+		snprintf(path, sizeof(path), "cat %s/untraced.out", out_dir);
+		out = sh_out(&status, "%s", path);
+		why = strstr(out, "runs untraced: ");
+		cr_expect_not_null(why, "no report of the failed tracer in the job's output:\n%s", out);
+		cr_expect_not_null(strstr(out, "fit 7:"), "the job did not run its fits:\n%s", out);
+		if (why)
+			cr_log_info("untraced job's stderr: %.*s", (int)strcspn(why, "\n"), why);
+		free(out);
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_log_info("calibration, jobs and checks took %.1f s",
+		    (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	free(small);
+	free(untraced);
+	free(states);
+	free(summary_out);
+	free(header);
+	json_decref(sum);
+	json_decref(calib_run);
+}
