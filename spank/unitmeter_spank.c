@@ -418,11 +418,17 @@ static void exec_tracer(const struct task_ids *t, const struct outputs *o, int r
 	argv[n++] = "attach";
 	argv[n++] = "-p";
 	argv[n++] = pid_arg;
+	bool bare = false;
+
 	for (char *s = specs ? strtok_r(specs, ",", &save) : NULL; s; s = strtok_r(NULL, ",", &save)) {
 		argv[n++] = "--unit";
 		argv[n++] = s;
+		bare |= !strchr(s, ':');
 	}
-	argv[n++] = "--lookup-at-exec";
+	/* a bare SYMBOL is in the program the task (or its job script) execs later, not in
+	 * slurmstepd, which the task still is */
+	if (bare)
+		argv[n++] = "--lookup-at-exec";
 	argv[n++] = "--owner";
 	argv[n++] = owner;
 	argv[n++] = "--ready-fd";
@@ -460,15 +466,19 @@ static void last_log_line(int log_fd, char *buf, size_t size)
 		buf[size - 1] = '\0';
 }
 
-/* Wait for the tracer's "ok\n" on the ready pipe: true once its probes are attached, false when
- * it closed the pipe without it (it failed) or the timeout passed (*timed_out). */
-static bool wait_ready(int fd, bool *timed_out)
+/*
+ * Wait for the tracer to say its probes are attached: it writes the environment the task's
+ * program needs (python: units) as "env NAME=VALUE" / "env-prepend NAME=VALUE" lines, then
+ * "ok", and closes the pipe. True when the last line is "ok"; false when it closed the pipe
+ * without it (it failed) or the timeout passed (*timed_out). The lines are left in buf.
+ */
+static bool wait_ready(int fd, char *buf, size_t size, bool *timed_out)
 {
 	struct timespec now, until;
-	char buf[8];
 	size_t got = 0;
 
 	*timed_out = false;
+	buf[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += READY_TIMEOUT_MS / 1000;
 	for (;;) {
@@ -489,18 +499,49 @@ static bool wait_ready(int fd, bool *timed_out)
 		}
 		if (!p.revents)
 			continue;
-		n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		n = read(fd, buf + got, size - 1 - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0)
 			return false;
 		got += n;
 		buf[got] = '\0';
-		if (strchr(buf, '\n'))
-			return !strcmp(buf, "ok\n");
-		if (got == sizeof(buf) - 1)
-			return false;
+		if (n == 0 || got == size - 1)
+			break;
 	}
+	return got >= 3 && !strcmp(buf + got - 3, "ok\n") && (got == 3 || buf[got - 4] == '\n');
+}
+
+/*
+ * Give the task's program the environment the tracer asked for (python: units: the bootstrap
+ * on PYTHONPATH, the unit specs, the marker library, the report directory). Returns 0, or -1
+ * with the variable that could not be set in *bad.
+ */
+static int apply_tracer_env(spank_t sp, char *lines, const char **bad)
+{
+	for (char *line = strtok(lines, "\n"); line; line = strtok(NULL, "\n")) {
+		bool prepend = !strncmp(line, "env-prepend ", 12);
+		char *name, *eq, old[8192], joined[16384];
+		const char *value;
+
+		if (!prepend && strncmp(line, "env ", 4))
+			continue; /* "ok" */
+		name = line + (prepend ? 12 : 4);
+		eq = strchr(name, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		value = eq + 1;
+		if (prepend && spank_getenv(sp, name, old, sizeof(old)) == ESPANK_SUCCESS && *old) {
+			snprintf(joined, sizeof(joined), "%s:%s", value, old);
+			value = joined;
+		}
+		if (spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS) {
+			*bad = name;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -560,6 +601,8 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	char why[PATH_MAX + 64];
 	const char *failed = NULL;
 	int log_fd = -1, ready_rd = -1, err = 0;
+	static char ready_text[16384];
+	const char *bad_env = NULL;
 	bool timed_out;
 	pid_t tracer;
 
@@ -610,7 +653,11 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		close(log_fd);
 		return 0;
 	}
-	if (!wait_ready(ready_rd, &timed_out)) {
+	if (wait_ready(ready_rd, ready_text, sizeof(ready_text), &timed_out)) {
+		if (apply_tracer_env(sp, ready_text, &bad_env))
+			slurm_error("unitmeter: job %s task %u: cannot set %s for its python: units; "
+				    "they will not be measured", t.job, t.task, bad_env);
+	} else {
 		if (timed_out) {
 			/* it lives in its own session: stop it and anything it started */
 			kill(-tracer, SIGKILL);

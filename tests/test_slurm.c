@@ -278,11 +278,11 @@ static void submit(const char *script, const char *user, const char *cwd, char *
 
 /* ---------------------------------------------------------------------------------- test */
 
-Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
+Test(slurm, traced_array_oom_job_python_job_and_a_tracer_that_fails)
 {
 	const struct passwd *pw = getpwnam("nobody");
 	char calib_dir[160], calib[200], out_dir[160], job[200], path[512], id[32], small_id[32];
-	char *header, *states, *small, *untraced, *summary_out, untraced_id[32];
+	char *header, *states, *small, *untraced, *summary_out, untraced_id[32], py_id[32], *py;
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
 	double mem_limit;
@@ -356,6 +356,22 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 	cr_assert_eq(fclose(f), 0);
 	chmod(job, 0644);
 	submit(job, "nobody", out_dir, untraced_id, sizeof(untraced_id));
+
+	/* f. (also now) python: units in a Python job: the tracer hands the task the bootstrap's
+	 * environment before the interpreter starts */
+	cr_assert_eq(sh("cp %s %s/bin/py_units.py && chmod 644 %s/bin/py_units.py",
+			env_dir("PY_UNITS", "tools/workloads/python/py_units.py"), top, top), 0);
+	snprintf(job, sizeof(job), "%s/jobs/python.sh", top);
+	f = fopen(job, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-python\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		"#SBATCH --chdir=%s\n#SBATCH --output=%s/python.out\n"
+		"#SBATCH --unitmeter=python:fit_gfmm\n#SBATCH --unitmeter-out=%s/python-um\n"
+		"/usr/bin/python3.11 %s/bin/py_units.py --mode alloc --sizes 16,32,8\n",
+		SMALL_MEM_MIB * 4, out_dir, out_dir, out_dir, top);
+	cr_assert_eq(fclose(f), 0);
+	chmod(job, 0644);
+	submit(job, "nobody", out_dir, py_id, sizeof(py_id));
 
 	/* c. every array task completed within its own limits, as SLURM saw it */
 	states = wait_job(id, TASKS);
@@ -489,10 +505,51 @@ Test(slurm, traced_array_oom_job_and_a_tracer_that_fails)
 		free(out);
 	}
 
+	/* f. the Python job's three fits, each within 2 MiB of the bytearray it held */
+	py = wait_job(py_id, 1);
+	{
+		static const double sizes_mib[] = { 16, 32, 8 };
+		char state[64], base[256];
+		json_t *list, *u, *manifest_json;
+
+		field(py, "JobState", state, sizeof(state));
+		cr_expect_str_eq(state, "COMPLETED", "the Python job: %s", py);
+		snprintf(base, sizeof(base), "%s/python-um/%s.batch.0", out_dir, py_id);
+		snprintf(path, sizeof(path), "%s.json", base);
+		wait_for_file(path);
+		manifest_json = json_load_file(path, 0, NULL);
+		cr_assert_not_null(manifest_json, "%s is not JSON", path);
+		{
+			char *version = sh_out(&status, "/usr/bin/python3.11 -c "
+					       "'import platform; print(platform.python_version())'");
+
+			version[strcspn(version, "\n")] = '\0';
+			cr_expect_str_eq(json_string_value(jget(jget(manifest_json, "hardware"),
+								"python_version")), version,
+					 "the interpreter reported itself through the bootstrap");
+			free(version);
+		}
+		snprintf(path, sizeof(path), "%s.units.jsonl", base);
+		list = read_jsonl(path);
+		cr_expect_eq(json_array_size(list), 3, "%s: %zu units", path, json_array_size(list));
+		json_array_foreach(list, i, u) {
+			if (i >= 3)
+				break;
+			cr_expect(within(jnum(u, "peak_rss_delta_bytes"), sizes_mib[i] * MIB_F, 0.02,
+					 2 * MIB_F), "python unit %zu: delta %.0f, held %.0f MiB", i,
+				  jnum(u, "peak_rss_delta_bytes"), sizes_mib[i]);
+			cr_expect_str_eq(json_string_value(jget(u, "spec")), "python:fit_gfmm");
+		}
+		cr_log_info("python job: %s, %zu units", state, json_array_size(list));
+		json_decref(list);
+		json_decref(manifest_json);
+	}
+
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_log_info("calibration, jobs and checks took %.1f s",
 		    (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	free(small);
+	free(py);
 	free(untraced);
 	free(states);
 	free(summary_out);

@@ -178,13 +178,16 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 	if (s->have_python) {
 		int err;
 
-		if (o->command == UM_CMD_ATTACH) {
+		/* attach: only a launcher that execs the interpreter after we are ready (--ready-fd)
+		 * can hand it the bootstrap's environment; its interpreter is not known yet */
+		if (o->command == UM_CMD_ATTACH && o->ready_fd < 0) {
 			um_err("python: units need the interpreter to start under 'unitmeter run', which "
 			       "loads the bootstrap into it; a running interpreter cannot be given one");
 			return -ENOTSUP;
 		}
 		err = python_units__prepare(&s->python, s->specs, s->n_specs, command_path, command,
-					    uid, gid, why, sizeof(why));
+					    o->owner_set ? o->owner_uid : uid,
+					    o->owner_set ? o->owner_gid : gid, why, sizeof(why));
 		if (err) {
 			um_err("%s", why);
 			return err;
@@ -400,6 +403,29 @@ static int check_attach_target(pid_t pid, char *exe, size_t exelen)
 	return 0;
 }
 
+/*
+ * Tell the launcher waiting on fd that the probes are attached: "ok" as the last line, after
+ * the environment its program must be started with for python: units ("env NAME=VALUE", and
+ * "env-prepend NAME=VALUE" for a search path), one per line.
+ */
+static void say_ready(const struct session *s, int fd)
+{
+	char *text = NULL;
+	int n;
+
+	if (s->have_python)
+		n = asprintf(&text, "env-prepend PYTHONPATH=%s\nenv UNITMETER_PY_UNITS=%s\n"
+			     "env UNITMETER_MARKER_LIB=%s\nenv UNITMETER_PY_REPORT=%s\nok\n",
+			     s->python.boot_dir, s->python.specs_env, s->python.marker_lib,
+			     s->python.report_dir);
+	else
+		n = asprintf(&text, "ok\n");
+	if (n < 0 || write(fd, text, n) != n)
+		um_warn("cannot say ready on fd %d: %s", fd, strerror(errno));
+	free(text);
+	close(fd);
+}
+
 int session_attach(const struct um_options *o)
 {
 	struct session s = { 0 };
@@ -432,12 +458,8 @@ int session_attach(const struct um_options *o)
 		err = tracer__attach(s.tracer);
 	if (err)
 		goto out;
-	if (o->ready_fd >= 0) {
-		/* the launcher waiting on it may now let the process run */
-		if (write(o->ready_fd, "ok\n", 3) != 3)
-			um_warn("cannot say ready on fd %d: %s", o->ready_fd, strerror(errno));
-		close(o->ready_fd);
-	}
+	if (o->ready_fd >= 0)
+		say_ready(&s, o->ready_fd);
 	report__add_root(s.report, o->pid, 0, exe);
 	install_signals();
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
