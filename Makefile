@@ -34,7 +34,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -MP -I$(OUTPUT) -Ibpf -Iuser $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS := -lbpf -lelf -lz -ljansson -lm
+LDLIBS := -lbpf -lelf -lz -ljansson -lm -pthread
 
 # maps.bpf.c first: libbpf's linker resolves the others' extern maps only to an earlier definition.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
