@@ -2,9 +2,10 @@
 """make bench: unitmeter's accuracy and overhead against the tools people use instead.
 
 Peers, on the same workloads in the same run: no tracer (the overhead baseline), unitmeter,
-GNU `time -v`, the seed's method (RSS of the process tree polled every 50 ms with psutil, CPU
-from wait4), and a bpftrace script that does unitmeter's job as well as bpftrace can
-(tools/bench/peer.bt). Accuracy is judged against each workload's own truth; overhead from
+GNU `time -v`, the seed's method (RSS polled every 50 ms with psutil, CPU times at start and
+end): from outside for the C workloads (tools/bench/seed_poll.py), and in-process around each
+fit_gfmm call for the Python ones (tools/bench/seed_inproc.py), and a bpftrace script that does
+unitmeter's job as well as bpftrace can (tools/bench/peer.bt). Accuracy is judged against each workload's own truth; overhead from
 interleaved untraced/traced pairs (median and spread). Benchmarks never fail on a timing, but
 they fail loudly on a crash or a lost event.
 
@@ -14,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,10 +31,13 @@ PYDEMO = os.path.join(TOP, "tools", "demo", "fit_gmm.py")
 PYUNITS = os.path.join(TOP, "tools", "workloads", "python", "py_units.py")
 PEER_BT = os.path.join(TOP, "tools", "bench", "peer.bt")
 SEED = os.path.join(TOP, "tools", "bench", "seed_poll.py")
+SEED_INPROC = os.path.join(TOP, "tools", "bench", "seed_inproc.py")
 PYTHON = "/usr/bin/python3.11"
 MIB = 1024.0 * 1024.0
 
 failures = []
+# the writer's files and the demos' outputs; removed at the end, since a run leaves 256 MiB here
+SCRATCH = tempfile.mkdtemp(prefix="unitmeter-bench-")
 
 
 def w(name, *args):
@@ -86,24 +91,48 @@ def run_unitmeter(cmd, units=()):
     lost = m["run"]["lost_events"] + m["run"]["map_full_events"]
     if lost:
         failures.append("LOST EVENTS: %d on %s" % (lost, " ".join(cmd)))
-    return {"wall_s": wall, "truth": last_json(proc.stdout), "manifest": m}
+    return {"wall_s": wall, "truth": last_json(proc.stdout), "manifest": m,
+            "peak_rss_bytes": m["run"]["peak_rss_bytes"], "cpu_s": m["run"]["cpu_s"],
+            "output_bytes": m["run"]["output_bytes"]}
+
+
+def check_exit(tool, cmd, proc):
+    """A peer's crash, or the command's under it, fails the benchmark like unitmeter's."""
+    if proc.returncode:
+        failures.append("%s on %s exited %d: %s" % (tool, " ".join(cmd), proc.returncode,
+                                                   proc.stderr.strip()[-200:]))
 
 
 def run_time(cmd):
     wall, proc = timed(["/usr/bin/time", "-v"] + cmd)
+    check_exit("time -v", cmd, proc)
     maxrss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     user = re.search(r"User time \(seconds\): ([\d.]+)", proc.stderr)
     system = re.search(r"System time \(seconds\): ([\d.]+)", proc.stderr)
+    # ru_oublock: 512-byte blocks of page cache the command dirtied, the only write figure
+    # time -v has
+    blocks = re.search(r"File system outputs: (\d+)", proc.stderr)
     return {"wall_s": wall, "truth": last_json(proc.stdout),
             "peak_rss_bytes": int(maxrss.group(1)) * 1024 if maxrss else None,
-            "cpu_s": float(user.group(1)) + float(system.group(1)) if user and system else None}
+            "cpu_s": float(user.group(1)) + float(system.group(1)) if user and system else None,
+            "output_bytes": int(blocks.group(1)) * 512 if blocks else None}
 
 
-def run_seed(cmd):
-    wall, proc = timed([PYTHON, SEED] + cmd)
+def run_seed(cmd, output=None):
+    wall, proc = timed([PYTHON, SEED] + (["--output", output] if output else []) + cmd)
+    check_exit("seed poller", cmd, proc)
     seed = last_json(proc.stderr) or {}
     return {"wall_s": wall, "truth": last_json(proc.stdout),
-            "peak_rss_bytes": seed.get("peak_rss_bytes"), "cpu_s": seed.get("cpu_s")}
+            "peak_rss_bytes": seed.get("peak_rss_bytes"), "cpu_s": seed.get("cpu_s"),
+            "output_bytes": seed.get("output_bytes")}
+
+
+def run_seed_inproc(cmd, func="fit_gfmm"):
+    """[PYTHON, SCRIPT, ARGS...] with FUNC inside the seed's measure(): one record per call."""
+    wall, proc = timed([cmd[0], SEED_INPROC, func] + cmd[1:])
+    check_exit("seed measure()", cmd, proc)
+    units = [json.loads(l[5:]) for l in proc.stderr.splitlines() if l.startswith("SEED ")]
+    return {"wall_s": wall, "truth": last_json(proc.stdout), "units": units}
 
 
 def run_bpftrace(cmd, unit_binary=None, unit_symbol="fit_unit", bare=False):
@@ -128,14 +157,14 @@ uretprobe:%(b)s:%(s)s /@inunit[pid]/ {
     peer = last_json(proc.stdout, "PEER") or {}
     units = [json.loads(l[5:]) for l in proc.stdout.splitlines() if l.startswith("UNIT ")]
     lost = re.search(r"Lost (\d+) events", proc.stdout + proc.stderr)
-    if proc.returncode:
-        failures.append("bpftrace on %s exited %d: %s" % (" ".join(cmd), proc.returncode,
-                                                          proc.stderr.strip()[-200:]))
+    check_exit("bpftrace", cmd, proc)
+    if lost:
+        failures.append("the bpftrace script lost %s events on %s" % (lost.group(1), " ".join(cmd)))
     own = "\n".join(l for l in proc.stdout.splitlines() if not l.startswith(("PEER", "UNIT", "@")))
     return {"wall_s": wall, "truth": last_json(own),
             "peak_rss_bytes": peer.get("peak_rss_bytes"),
             "cpu_s": peer.get("cpu_ns") / 1e9 if peer.get("cpu_ns") is not None else None,
-            "units": units, "lost": int(lost.group(1)) if lost else 0}
+            "output_bytes": peer.get("output_bytes"), "units": units, "lost": int(lost.group(1)) if lost else 0}
 
 
 def err_cell(value, truth, scale=MIB, unit="MiB"):
@@ -145,44 +174,54 @@ def err_cell(value, truth, scale=MIB, unit="MiB"):
     return "%+.2f %s (%+.2f%%)" % (diff / scale, unit, 100.0 * diff / truth if truth else 0.0)
 
 
+def bytes_err_cell(value, truth):
+    if value is None or truth is None:
+        return "n/a"
+    return "%+d B (%+.3f%%)" % (value - truth, 100.0 * (value - truth) / truth if truth else 0.0)
+
+
 # --- accuracy -----------------------------------------------------------------------------
 
 def accuracy(report, quick):
     spike = w("spike", "--mib", 96, "--hold-ms", 2, "--repeat", 3)
     forker = w("forker", "--parent-mib", 64, "--children", 3, "--child-mib", 32, "--cpu-ms", 200)
     threads = w("threads", "--threads", 3, "--cpu-ms", 400)
-    tools = [("unitmeter", run_unitmeter), ("time -v", run_time), ("seed poller (50 ms)", run_seed)]
+    # an odd size, so a figure rounded to pages or blocks shows
+    writer_bytes = 64 * 1024 * 1024 + 15
+    # each tool takes (cmd, path of the file the command writes); only the seed is told the path
+    tools = [("unitmeter", lambda cmd, out: run_unitmeter(cmd)), ("time -v", lambda cmd, out: run_time(cmd)),
+             ("seed poller (50 ms)", run_seed)]
     if not quick:
-        tools.append(("bpftrace script", run_bpftrace))
+        tools.append(("bpftrace script", lambda cmd, out: run_bpftrace(cmd)))
     report.append("## Accuracy against each workload's own truth\n")
     report.append("| tool | spike 96 MiB held 2 ms: peak error | forker (3 children): group peak error | "
-                  "threads: CPU error |")
-    report.append("|---|---|---|---|")
+                  "threads: CPU error | threads: peak error | writer (64 MiB + 15 B): bytes written error |")
+    report.append("|---|---|---|---|---|---|")
     for name, fn in tools:
-        cells = []
-        for cmd, truth_key, kind in ((spike, "peak_rss_bytes", "peak"),
-                                     (forker, "group_peak_truth_bytes", "peak"),
-                                     (threads, "process_cpu_ns", "cpu")):
-            r = fn(cmd)
-            truth = (r.get("truth") or {}).get(truth_key)
-            if name == "unitmeter" and r.get("manifest"):
-                run = r["manifest"]["run"]
-                value = run["peak_rss_bytes"] if kind == "peak" else run["cpu_s"]
-            else:
-                value = r.get("peak_rss_bytes") if kind == "peak" else r.get("cpu_s")
-            if kind == "cpu":
-                cells.append(err_cell(value, truth / 1e9 if truth else None, 1.0, "s"))
-            else:
-                cells.append(err_cell(value, truth))
+        out = os.path.join(SCRATCH, "accuracy-writer.out")
+        writer = w("writer", "--bytes", writer_bytes, "--file", out)
+        r_spike, r_forker, r_threads, r_writer = (fn(spike, None), fn(forker, None), fn(threads, None),
+                                                  fn(writer, out))
+        os.unlink(out)
+        truth = lambda r, key: (r.get("truth") or {}).get(key)
+        cpu_truth = truth(r_threads, "process_cpu_ns")
+        cells = [err_cell(r_spike.get("peak_rss_bytes"), truth(r_spike, "peak_rss_bytes")),
+                 err_cell(r_forker.get("peak_rss_bytes"), truth(r_forker, "group_peak_truth_bytes")),
+                 err_cell(r_threads.get("cpu_s"), cpu_truth / 1e9 if cpu_truth else None, 1.0, "s"),
+                 err_cell(r_threads.get("peak_rss_bytes"), truth(r_threads, "peak_rss_bytes")),
+                 bytes_err_cell(r_writer.get("output_bytes"), truth(r_writer, "file_size"))]
         report.append("| %s | %s |" % (name, " | ".join(cells)))
     report.append("")
-    report.append("time -v reports the largest single process's peak, not the group's; the poller "
-                  "misses spikes that fall between two polls.\n")
+    report.append("time -v reports the largest single process's peak, not the group's, and for bytes written "
+                  "only the page cache the command dirtied, in 512-byte blocks (its \"File system outputs\"); "
+                  "the poller misses spikes that fall between two polls, and reads bytes written as the seed "
+                  "did, the size of the artefact it is told about, so it is exact by construction and blind "
+                  "to any other file. The writer also writes to stdout (a pipe here) and /dev/null, which "
+                  "must not count. Threads' truth is its own clocks and its VmHWM at the end.\n")
 
     # per-unit peaks: unitmeter against the bpftrace script on the same units
     sizes = [16, 48, 32, 80, 8]
     if quick:
-        report.append("")
         return
     units_cmd = w("units", "--mode", "spikes", "--sizes", ",".join(map(str, sizes)), "--hold-ms", 2)
     um = run_unitmeter(units_cmd, units=["fit_unit"])
@@ -200,6 +239,74 @@ def accuracy(report, quick):
     report.append("### Per-unit peaks (units held 2 ms each)\n")
     report += rows
     report.append("")
+    if os.access(PYTHON, os.X_OK):
+        python_accuracy(report, sizes)
+
+
+def seen_cell(delta, truth):
+    """A unit's peak delta, its error, and how much of the spike was seen: all of it (90% or
+    more), part (a poll that fell while the allocation was being touched), or none."""
+    if delta is None:
+        return "n/a"
+    seen = "seen" if delta >= 0.9 * truth else "part seen" if delta >= 0.1 * truth else "missed"
+    return "%.2f MiB, %s, %s" % (delta / MIB, err_cell(delta, truth), seen)
+
+
+def python_accuracy(report, sizes):
+    """Per-unit peaks on the Python workloads: unitmeter's python: units against the seed's own
+    measure() around each fit_gfmm call, the method unitmeter replaces."""
+    alloc = [PYTHON, PYUNITS, "--mode", "alloc", "--sizes", ",".join(map(str, sizes))]
+    um = run_unitmeter(alloc, units=("python:fit_gfmm",))
+    seed = run_seed_inproc(alloc)
+    um_units = (um.get("manifest") or {}).get("units", [])
+    truth = (um.get("truth") or {}).get("sizes_mib")
+    if truth != sizes or (seed.get("truth") or {}).get("sizes_mib") != sizes:
+        failures.append("py_units.py --mode alloc did not report the sizes it was given")
+    report.append("### Per-unit peaks on the Python workloads (units on fit_gfmm)\n")
+    report.append("py_units.py allocates and touches each size in pure Python, holds it 5 ms and frees it; "
+                  "the seed's measure() runs in-process around each call, as its users wrapped their fits. "
+                  "Seen: 90% of the allocation or more; part seen: 10-90%; missed: under 10%.\n")
+    report.append("| unit | allocated | unitmeter peak delta, error | seed measure() peak delta, error |")
+    report.append("|---|---|---|---|")
+    seen = {"um": 0, "seed": 0}
+    for i, mib in enumerate(sizes):
+        u = um_units[i]["peak_rss_delta_bytes"] if i < len(um_units) else None
+        d = seed["units"][i]["peak_rss_delta_bytes"] if i < len(seed["units"]) else None
+        seen["um"] += u is not None and u >= 0.9 * mib * MIB
+        seen["seed"] += d is not None and d >= 0.9 * mib * MIB
+        report.append("| %d | %d MiB | %s | %s |" % (i, mib, seen_cell(u, mib * MIB), seen_cell(d, mib * MIB)))
+    report.append("")
+
+    # the GMM demo: the fit with the 128 MiB scratch array (held 3 ms) is the main process's
+    # fourth; the only truth is that its peak delta is at least the scratch array
+    demo = [PYTHON, PYDEMO, os.path.join(SCRATCH, "gmm")]
+    um = run_unitmeter(demo, units=("python:fit_gfmm",))
+    seed = run_seed_inproc(demo)
+    um_units = sorted((um.get("manifest") or {}).get("units", []), key=lambda u: u["start_ns"])
+    scratch = 128 * MIB
+
+    def spike_and_rest(units):
+        main = [u for u in units if u["pid"] == units[0]["pid"]] if units else []
+        spike = main[3]["peak_rss_delta_bytes"] if len(main) > 3 else None
+        rest = [u["peak_rss_delta_bytes"] for u in units if u is not (main[3] if len(main) > 3 else None)]
+        return len(units), spike, rest
+
+    cells = []
+    for units in (um_units, seed["units"]):
+        n, spike, rest = spike_and_rest(units)
+        cells.append((n, seen_cell(spike, scratch),
+                      "%.1f-%.1f MiB" % (min(rest) / MIB, max(rest) / MIB) if rest else "n/a"))
+    report.append("| GMM demo (8 fits, 4 in two spawned workers) | unitmeter | seed measure() |")
+    report.append("|---|---|---|")
+    report.append("| fits measured | %d | %d |" % (cells[0][0], cells[1][0]))
+    report.append("| the 128 MiB scratch fit: peak delta, against the scratch array alone | %s | %s |"
+                  % (cells[0][1], cells[1][1]))
+    report.append("| the other fits: peak deltas (no truth; for scale) | %s | %s |" % (cells[0][2], cells[1][2]))
+    report.append("")
+    report.append("Spikes fully seen on py_units.py: unitmeter %d of %d, seed measure() %d of %d (one run "
+                  "each). The seed sees the larger ones because touching them in pure Python takes longer "
+                  "than its 50 ms interval.\n"
+                  % (seen["um"], len(sizes), seen["seed"], len(sizes)))
 
 
 # --- overhead ------------------------------------------------------------------------------
@@ -226,42 +333,69 @@ def overhead(report, quick):
     n = 3 if quick else 7
     n_py = 3 if quick else 10
     um = lambda units: (lambda cmd: run_unitmeter(cmd, units=units))
+    spike = w("spike", "--mib", 64, "--hold-ms", 2, "--repeat", 40)
+    demo = [DEMO, os.path.join(SCRATCH, "demo")]
+    os.makedirs(demo[1], exist_ok=True)  # fit_demo writes its fits there, and does not create it
+    writer_out = os.path.join(SCRATCH, "overhead-writer.out")
+    # each run truncates the last one's file, so its dirty pages never reach the disk
+    writer = w("writer", "--bytes", 256 * 1024 * 1024, "--file", writer_out)
+    threads = w("threads", "--threads", 3, "--cpu-ms", 400)
+    gmm = [PYTHON, PYDEMO]
+    calls = [PYTHON, PYUNITS, "--mode", "calls", "--n", "1000000"]
     rows = [
-        ("spike (64 MiB x40, 2 ms holds)", w("spike", "--mib", 64, "--hold-ms", 2, "--repeat", 40), um(()), n, "1.06x"),
+        ("spike (64 MiB x40, 2 ms holds)", spike, um(()), n, "1.06x"),
         ("allocation storm (2 GiB in 4 KiB pages)", w("spike", "--mib", 64, "--hold-ms", 0, "--repeat", 32), um(()), n, "1.15x"),
-        ("C demo (8 GMM fits, units on fit_unit)", [DEMO, tempfile.mkdtemp()], um(("fit_unit",)), n, "1.02x"),
+        ("C demo (8 GMM fits, units on fit_unit)", demo, um(("fit_unit",)), n, "1.02x"),
         ("context-switch storm (50k ping-pongs)", w("pingpong", "--rounds", 50000), um(()), n, "-"),
         ("call storm (300k calls of a ~1.6 us unit)", w("callstorm", "--calls", 300000, "--work", 300), um(("fit_unit",)), n, "-"),
     ]
     if quick:
         # the quick subset: one workload of each kind, under two minutes in all
         rows = [rows[0], rows[2], rows[4]]
+    else:
+        rows.append(("writer (256 MiB in 10 KB writes, and as many to /dev/null)", writer, um(()), n, "-"))
+        rows.append(("threads (3 threads x 400 ms of CPU)", threads, um(()), n, "-"))
     if os.access(PYTHON, os.X_OK) and not quick:
-        rows.append(("Python GMM demo (units on fit_gfmm)", [PYTHON, PYDEMO], um(("python:fit_gfmm",)), n_py, "1.02x"))
-        rows.append(("Python: 2M calls of other functions, fit_gfmm the unit", [PYTHON, PYUNITS, "--mode", "calls", "--n", "1000000"],
-                     um(("python:fit_gfmm",)), n_py, "1.10x"))
+        rows.append(("Python GMM demo (units on fit_gfmm)", gmm, um(("python:fit_gfmm",)), n_py, "1.02x"))
+        rows.append(("Python: 2M calls of other functions, fit_gfmm the unit", calls, um(("python:fit_gfmm",)), n_py, "1.10x"))
     report.append("## Overhead: traced wall time over untraced (interleaved pairs; median, min-max)\n")
     report.append("The command's own wall time under unitmeter (release to exit, from the manifest), and the "
                   "whole `unitmeter run` invocation (start-up and tear-down included), each over an untraced "
                   "run of the same command timed from Python (which adds ~1 ms of spawn to the baseline).\n")
     report.append("| workload | the command under unitmeter | whole unitmeter invocation | target |")
     report.append("|---|---|---|---|")
+    whole = {}
     for name, cmd, traced, count, target in rows:
-        whole = "-" if quick else ratio_cell(pairs(cmd, traced, max(3, count // 2)))
-        report.append("| %s | %s | %s | %s |" % (name, ratio_cell(pairs(cmd, traced, count, True)),
-                                               whole, target))
+        command = ratio_cell(pairs(cmd, traced, count, True))
+        if not quick:
+            whole[name] = ratio_cell(pairs(cmd, traced, max(3, count // 2)))
+        report.append("| %s | %s | %s | %s |" % (name, command, whole.get(name, "-"), target))
         sys.stderr.write("bench: overhead of %s done\n" % name)
     report.append("")
-    if not quick:
-        report.append("### The bpftrace script on the same workloads (start-up included, so fewer pairs)\n")
-        report.append("| workload | bpftrace script | unitmeter |")
-        report.append("|---|---|---|")
-        for name, cmd, unit_bin in (("spike (64 MiB x40, 2 ms holds)", w("spike", "--mib", 64, "--hold-ms", 2, "--repeat", 40), None),
-                                    ("C demo", [DEMO, tempfile.mkdtemp()], DEMO)):
-            bt = pairs(cmd, lambda c: run_bpftrace(c, unit_binary=unit_bin), 3)
-            mine = pairs(cmd, um(("fit_unit",) if unit_bin else ()), 3)
-            report.append("| %s | %s | %s |" % (name, ratio_cell(bt), ratio_cell(mine)))
-        report.append("")
+    if quick:
+        return
+    # the peers on the same workloads; unitmeter's column is its whole invocation from above, so
+    # every column pays its tool's start-up
+    bt_unit = lambda binary: (lambda cmd: run_bpftrace(cmd, unit_binary=binary))
+    no_bpftrace = "not run: the script has no Python units"
+    peers = [("spike (64 MiB x40, 2 ms holds)", spike, bt_unit(None), run_seed),
+             ("C demo (8 GMM fits, units on fit_unit)", demo, bt_unit(DEMO), run_seed),
+             ("writer (256 MiB in 10 KB writes, and as many to /dev/null)", writer, bt_unit(None),
+              lambda cmd: run_seed(cmd, writer_out)),
+             ("threads (3 threads x 400 ms of CPU)", threads, bt_unit(None), run_seed)]
+    if os.access(PYTHON, os.X_OK):
+        peers += [("Python GMM demo (units on fit_gfmm)", gmm, None, run_seed_inproc),
+                  ("Python: 2M calls of other functions, fit_gfmm the unit", calls, None, run_seed_inproc)]
+    report.append("### The peers on the same workloads (whole invocations, start-up included; 3 pairs each)\n")
+    report.append("The seed's method is the outside poller on the C workloads and its measure() in-process "
+                  "around each fit_gfmm call on the Python ones.\n")
+    report.append("| workload | bpftrace script | seed's method (50 ms polls) | unitmeter (from above) |")
+    report.append("|---|---|---|---|")
+    for name, cmd, bt, seed in peers:
+        report.append("| %s | %s | %s | %s |" % (name, ratio_cell(pairs(cmd, bt, 3)) if bt else no_bpftrace,
+                                               ratio_cell(pairs(cmd, seed, 3)), whole[name]))
+        sys.stderr.write("bench: peers on %s done\n" % name)
+    report.append("")
 
 
 # --- unitmeter's own cost and per-event costs -----------------------------------------------
@@ -344,10 +478,13 @@ def main():
                               hw["cpu_model"], hw["logical_cores"], hw["physical_cores"],
                               hw["total_memory_bytes"] / 2**30, hw["kernel_release"]), ""]
     started = time.monotonic()
-    accuracy(report, args.quick)
-    sys.stderr.write("bench: accuracy done\n")
-    overhead(report, args.quick)
-    own_cost(report, args.quick)
+    try:
+        accuracy(report, args.quick)
+        sys.stderr.write("bench: accuracy done\n")
+        overhead(report, args.quick)
+        own_cost(report, args.quick)
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
     report.append("Benchmark time: %.0f s." % (time.monotonic() - started))
     if failures:
         report.append("\n## FAILURES\n")

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * threads: --threads T threads, each burning --cpu-ms of CPU. Truth: each thread's
- * CLOCK_THREAD_CPUTIME_ID and the process's CLOCK_PROCESS_CPUTIME_ID at the very end.
+ * CLOCK_THREAD_CPUTIME_ID, the process's CLOCK_PROCESS_CPUTIME_ID at the very end, and the
+ * process's peak RSS (VmHWM) then, which covers every thread's stack.
  */
 #include <pthread.h>
 #include "truth.h"
@@ -29,7 +30,8 @@ int main(int argc, char **argv)
 		pthread_join(tids[i], NULL);
 		sum += used[i];
 	}
-	printf("{\"threads\": %ld, \"threads_cpu_ns\": %llu, \"process_cpu_ns\": %llu}\n", n,
-	       (unsigned long long)sum, (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+	printf("{\"threads\": %ld, \"threads_cpu_ns\": %llu, \"process_cpu_ns\": %llu, "
+	       "\"peak_rss_bytes\": %lld}\n", n, (unsigned long long)sum,
+	       (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID), self_hwm_bytes());
 	return 0;
 }

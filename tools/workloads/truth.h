@@ -18,20 +18,37 @@
 
 #define MIB (1024UL * 1024UL)
 
-/* VmRSS of this process in bytes, as the kernel reports it (file + anon + shmem). */
-static inline long long self_rss_bytes(void)
+/* A "Vm...:  N kB" field of /proc/self/status in bytes, -1 if it cannot be read. */
+static inline long long self_status_bytes(const char *field)
 {
 	char buf[4096];
 	FILE *f = fopen("/proc/self/status", "re");
+	size_t len = strlen(field);
 	long long kib = -1;
 
 	if (!f)
 		return -1;
 	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "VmRSS: %lld kB", &kib) == 1)
+		if (!strncmp(buf, field, len) && buf[len] == ':' &&
+		    sscanf(buf + len + 1, "%lld kB", &kib) == 1)
 			break;
 	fclose(f);
 	return kib < 0 ? -1 : kib * 1024;
+}
+
+/* VmRSS of this process in bytes, as the kernel reports it (file + anon + shmem). */
+static inline long long self_rss_bytes(void)
+{
+	return self_status_bytes("VmRSS");
+}
+
+/*
+ * VmHWM: the kernel's own high-water mark of that RSS. The mm raises it before every unmap or
+ * zap that lowers RSS, so read at the end it is the process's peak (reclaim aside).
+ */
+static inline long long self_hwm_bytes(void)
+{
+	return self_status_bytes("VmHWM");
 }
 
 static inline uint64_t clock_ns(clockid_t id)
