@@ -780,6 +780,83 @@ Test(reliability, no_bpf_left_after_sigkill)
 	expect_clean_exit(SIGKILL, 128 + SIGKILL);
 }
 
+/*
+ * A second SIGINT ends unitmeter at once: the command ignores SIGINT, so the first one (sent
+ * with kill, so forwarded) leaves unitmeter waiting for it; the second takes the default action.
+ * The units stream keeps what was finished, and the kernel drops the programs with the fds.
+ */
+Test(reliability, a_second_sigint_ends_unitmeter_at_once)
+{
+	char dir[] = "/tmp/um-int2-XXXXXX", manifest[64], stream[80], script[160], pidfile[80];
+	const char *argv[16];
+	struct timespec pause = { 0, 300 * 1000 * 1000 };
+	struct timespec t0, t1;
+	int status, n = 0;
+	pid_t um;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(manifest, sizeof(manifest), "%s/run.json", dir);
+	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/command.pid", dir);
+	/* an ignored signal stays ignored across exec: sleep keeps the shell's pid and the trap */
+	snprintf(script, sizeof(script), "echo $$ > %s; trap '' INT; exec sleep 20", pidfile);
+	argv[n++] = unitmeter_bin();
+	argv[n++] = "run";
+	argv[n++] = "-q";
+	argv[n++] = "--as-root";
+	argv[n++] = "-o";
+	argv[n++] = manifest;
+	argv[n++] = "--";
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n] = NULL;
+	um = fork();
+	cr_assert(um >= 0);
+	if (um == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(99);
+	}
+	/* until it is tracing: the stream exists once the report is set up */
+	for (int i = 0; i < 50 && access(stream, F_OK); i++)
+		nanosleep(&pause, NULL);
+	nanosleep(&pause, NULL);
+	kill(um, SIGINT);
+	nanosleep(&pause, NULL);
+	cr_expect_eq(waitpid(um, &status, WNOHANG), 0, "the first SIGINT ended unitmeter, whose "
+		     "command ignores it");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(um, SIGINT);
+	cr_assert_eq(waitpid(um, &status, 0), um);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status 0x%x", status);
+	cr_expect_lt((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, 1.0,
+		     "the second SIGINT took more than a second to end unitmeter");
+	cr_expect_eq(access(manifest, F_OK), -1, "no manifest: it quit at once");
+	cr_expect_eq(access(stream, F_OK), 0, "the units stream is on disk");
+	/* the command, which ignores SIGINT, is still running: end it */
+	{
+		FILE *f = fopen(pidfile, "r");
+		int command = 0;
+
+		cr_assert_not_null(f, "the command did not write its pid");
+		cr_assert_eq(fscanf(f, "%d", &command), 1);
+		fclose(f);
+		cr_expect_eq(kill(command, 0), 0, "the command should outlive unitmeter here");
+		kill(command, SIGKILL);
+	}
+	{
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		cr_expect_eq(system(cmd), 0);
+	}
+}
+
 /* ---- 8. inputs refused before the kernel is touched ---------------------------------------- */
 
 #if defined(__x86_64__)
@@ -899,10 +976,8 @@ Test(reliability, refused_inputs_touch_no_bpf)
 }
 
 /*
- * WAITS FOR A FIX IN user/cli.c: argp_error() prints a second line ("Try `unitmeter run --help'
- * ..."), wrapped onto a third at 79 columns for attach; getopt's own errors do the same. The fix:
- * argp_failure(state, 2, 0, ...) instead of argp_error in the parsers, and ARGP_NO_ERRS with a
- * one-line message for unknown options. Fails today; enable it with the fix.
+ * argp_error() used to add a second line ("Try `unitmeter run --help' ..."), wrapped onto a
+ * third at 79 columns for attach; getopt's own errors did the same. Each refusal is one line.
  */
 Test(reliability, bad_numbers_and_options_are_one_line)
 {
@@ -934,10 +1009,9 @@ Test(reliability, bad_numbers_and_options_are_one_line)
 }
 
 /*
- * WAITS FOR A FIX IN user/session.c (check_output_dir): the manifest and the stream given the
- * same file are accepted today, and the manifest's rename replaces the stream at the end; a
- * manifest path that is a directory is found out only after the command has run. Both should
- * be refused before anything starts. Fails today; enable it with the fix.
+ * The manifest and the stream given the same file (the manifest's rename would replace the
+ * stream at the end), and a manifest path that is a directory (found out only after the command
+ * had run): both refused before anything starts.
  */
 Test(reliability, conflicting_outputs_are_refused)
 {
