@@ -24,9 +24,7 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 	struct um_unit *unit;
 	__u64 inside;
 
-	if (!id)
-		return;
-	unit = bpf_map_lookup_elem(&units, &id);
+	unit = unit_get(id);
 	if (!unit || (__s64)(s->now - unit->start_ns) <= 0)
 		return;
 	inside = s->now - unit->start_ns;

@@ -39,10 +39,11 @@ typedef struct {
 	__type(value, struct um_thread);
 } threads_map_t;
 
+/* open units by slot: an array, so the per-event lookups are inlined, with no hashing */
 typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UM_UNIT_SLOTS);
+	__type(key, __u32);
 	__type(value, struct um_unit);
 } units_map_t;
 
@@ -121,9 +122,14 @@ static __always_inline void peak_raise(__u64 *peak, __s64 value)
  */
 static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 {
+	struct cfs_rq *cfs_rq;
+
 	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
 		return 0;
-	return BPF_CORE_READ(task, se.cfs_rq, rq, prev_steal_time_rq);
+	/* direct BTF loads (fault-safe in tracing programs), not three probe-read helper calls:
+	 * this runs twice for every unit */
+	cfs_rq = task->se.cfs_rq;
+	return cfs_rq ? cfs_rq->rq->prev_steal_time_rq : 0;
 }
 
 /* A wall-clock span on one CPU, less the steal measured on that CPU between its ends. */
@@ -153,14 +159,23 @@ static __always_inline void *record_reserve(__u64 size)
 	return rec;
 }
 
-/* Apply a change of scope RSS to one open unit (missing: the unit already closed). */
-static __always_inline void unit_rss_apply(__u64 id, __s64 delta)
+/* The open unit with this id; NULL for 0, or when it has closed (its slot freed or reused). */
+static __always_inline struct um_unit *unit_get(__u64 id)
 {
+	__u32 slot = (__u32)(id & (UM_UNIT_SLOTS - 1));
 	struct um_unit *unit;
 
 	if (!id)
-		return;
-	unit = bpf_map_lookup_elem(&units, &id);
+		return NULL;
+	unit = bpf_map_lookup_elem(&units, &slot);
+	return unit && unit->id == id ? unit : NULL;
+}
+
+/* Apply a change of scope RSS to one open unit (missing: the unit already closed). */
+static __always_inline void unit_rss_apply(__u64 id, __s64 delta)
+{
+	struct um_unit *unit = unit_get(id);
+
 	if (!unit)
 		return;
 	peak_raise(&unit->peak_rss_bytes, __sync_fetch_and_add(&unit->rss_bytes, delta) + delta);
@@ -193,9 +208,8 @@ static __always_inline void mm_retire_by_id(struct um_proc *proc, __u32 mm_id)
 /* Add to a counter (a struct um_unit field, named) of an open unit; 0 or a closed unit: nothing. */
 #define UNIT_ADD(id, field, value)                                                 \
 	do {                                                                       \
-		__u64 __id = (id);                                                 \
-		struct um_unit *__u;                                               \
-		if (__id && (__u = bpf_map_lookup_elem(&units, &__id)))            \
+		struct um_unit *__u = unit_get(id);                                \
+		if (__u)                                                           \
 			__sync_fetch_and_add(&__u->field, (value));                \
 	} while (0)
 

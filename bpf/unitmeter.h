@@ -24,6 +24,13 @@
  * keeps the innermost two and is counted in scope_overflows.
  */
 #define UM_SCOPE_DEPTH 2
+/*
+ * Open units live in an array of this many slots (a power of two); a unit's id is its opening
+ * sequence number times UM_UNIT_SLOTS plus its slot, so the slot is found without hashing.
+ */
+#define UM_UNIT_SLOTS 4096
+/* um_unit.id of a slot being filled: taken, but not yet a unit anyone may charge */
+#define UM_UNIT_CLAIMING 1
 
 /* kernel mm counters (include/linux/mm_types_task.h); MM_SWAPENTS is not resident. */
 enum um_rss_member {
@@ -158,8 +165,9 @@ struct um_thread {
 	__u32 pad;
 };
 
-/* units map value, keyed by unit id. */
+/* units map value, in slot id % UM_UNIT_SLOTS. */
 struct um_unit {
+	__u64 id; /* 0: a free slot */
 	__u32 pid;
 	__u32 spec;
 	__u64 start_ns;

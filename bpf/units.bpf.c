@@ -96,7 +96,7 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	struct um_unit *unit;
 	bool alone;
 
-	unit = bpf_map_lookup_elem(&units, &id);
+	unit = unit_get(id);
 	if (!unit)
 		return 0;
 	owner = bpf_map_lookup_elem(&procs, &tgid);
@@ -153,8 +153,29 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 		bpf_ringbuf_submit(rec, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
-	bpf_map_delete_elem(&units, &id);
+	/* free the slot: charges still in flight on other CPUs no longer match its id */
+	__sync_val_compare_and_swap(&unit->id, id, 0);
 	return 0;
+}
+
+/*
+ * Take a free slot for a new unit, near its sequence number's own (a few tries: a slot is busy
+ * only while a unit opened UM_UNIT_SLOTS units earlier is still open). Returns the slot marked
+ * UM_UNIT_CLAIMING and sets *id, or NULL (counted as a full map).
+ */
+static __always_inline struct um_unit *unit_claim(__u64 seq, __u64 *id)
+{
+	for (int i = 0; i < 8; i++) {
+		__u32 slot = (__u32)((seq + i) & (UM_UNIT_SLOTS - 1));
+		struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
+
+		if (unit && __sync_val_compare_and_swap(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
+			*id = seq * UM_UNIT_SLOTS + slot;
+			return unit;
+		}
+	}
+	__sync_fetch_and_add(&map_full, 1);
+	return NULL;
 }
 
 SEC("uprobe")
@@ -162,33 +183,43 @@ int BPF_KPROBE(unit_enter)
 {
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
-	struct um_unit unit = {};
+	struct um_unit *unit;
 	struct um_mm *mm;
-	__u32 mm_id;
-	__u64 id;
+	__u32 mm_id, spec;
+	__u64 id = 0;
+	__s64 rss;
 
 	if (!proc)
 		return 0;
 	/* recursion, or a second thread entering while the unit is open: part of the same unit */
 	if (__sync_fetch_and_add(&proc->unit_depth, 1) != 0)
 		return 0;
-	id = __sync_fetch_and_add(&next_unit_id, 1) + 1;
+	unit = unit_claim(__sync_fetch_and_add(&next_unit_id, 1) + 1, &id);
+	if (!unit)
+		return 0;
 	mm_id = proc->mm_id;
 	mm = mm_id ? bpf_map_lookup_elem(&mms, &mm_id) : NULL;
-	unit.pid = tgid;
-	unit.spec = bpf_get_attach_cookie(ctx);
-	if (unit.spec == UM_SPEC_FROM_ARG)
-		unit.spec = (__u32)PT_REGS_PARM1(ctx);
-	unit.start_ns = bpf_ktime_get_ns();
-	unit.start_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
-	unit.start_cpu = bpf_get_smp_processor_id();
-	unit.rss_bytes = mm ? mm->rss_bytes : 0;
-	unit.start_rss_bytes = unit.rss_bytes;
-	unit.peak_rss_bytes = unit.rss_bytes;
-	unit.processes = 1;
-	unit.threads = proc->live_threads;
-	if (map_insert(&units, &id, &unit))
-		return 0;
+	spec = bpf_get_attach_cookie(ctx);
+	if (spec == UM_SPEC_FROM_ARG)
+		spec = (__u32)PT_REGS_PARM1(ctx);
+	rss = mm ? mm->rss_bytes : 0;
+	/* every field before the id: until the id is there, nothing is charged to the slot */
+	unit->pid = tgid;
+	unit->spec = spec;
+	unit->start_ns = bpf_ktime_get_ns();
+	unit->start_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
+	unit->start_cpu = bpf_get_smp_processor_id();
+	unit->rss_bytes = rss;
+	unit->start_rss_bytes = rss;
+	unit->peak_rss_bytes = rss;
+	unit->cpu_ns = 0;
+	unit->n_rss_changes = 0;
+	unit->page_alloc_bytes = 0;
+	unit->output_bytes = 0;
+	unit->processes = 1;
+	unit->threads = proc->live_threads;
+	unit->pad = 0;
+	__sync_val_compare_and_swap(&unit->id, UM_UNIT_CLAIMING, id);
 	proc->own_unit = id;
 	units_push(proc->units, id);
 	if (mm)

@@ -56,6 +56,7 @@ struct report {
 	bool have_exit;
 	int wait_status;
 	json_t *hardware;
+	json_t *summary; /* computed once, for the manifest and the table: sorting a storm's units is not free */
 	struct tracer_counters counters;
 };
 
@@ -215,17 +216,28 @@ static void put_str(struct line *l, const char *s)
 	l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
 }
 
+/* A string literal, its length known at compile time. */
+#define put_lit(l, lit) put_mem((l), (lit), sizeof(lit) - 1)
+
+static void put_mem(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n < l->cap) {
+		memcpy(l->buf + l->len, s, n);
+		l->len += n;
+	}
+	l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
+}
+
 static void put_u64(struct line *l, uint64_t v)
 {
 	char digits[24];
 	int i = sizeof(digits) - 1;
 
-	digits[i] = '\0';
 	do {
 		digits[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	put_str(l, digits + i);
+	put_mem(l, digits + i, sizeof(digits) - 1 - i);
 }
 
 /* v / 10^decimals with exactly that many decimals: 1234, 3 -> "1.234". */
@@ -243,8 +255,7 @@ static void put_fixed(struct line *l, uint64_t v, int decimals)
 		frac[i] = (char)('0' + v % 10);
 		v /= 10;
 	}
-	frac[decimals + 1] = '\0';
-	put_str(l, frac);
+	put_mem(l, frac, decimals + 1);
 }
 
 /*
@@ -259,35 +270,35 @@ static size_t unit_line(const struct report *r, const struct um_unit_record *u, 
 	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
 	struct line l = { .buf = buf, .cap = len };
 
-	put_str(&l, "{\"index\": ");
+	put_lit(&l, "{\"index\": ");
 	put_u64(&l, index);
-	put_str(&l, ", \"spec\": ");
+	put_lit(&l, ", \"spec\": ");
 	put_str(&l, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null");
-	put_str(&l, ", \"pid\": ");
+	put_lit(&l, ", \"pid\": ");
 	put_u64(&l, u->pid);
-	put_str(&l, ", \"start_ns\": ");
+	put_lit(&l, ", \"start_ns\": ");
 	put_u64(&l, u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0);
-	put_str(&l, ", \"wall_s\": ");
+	put_lit(&l, ", \"wall_s\": ");
 	put_fixed(&l, round_us(wall_ns), 6);
-	put_str(&l, ", \"cpu_s\": ");
+	put_lit(&l, ", \"cpu_s\": ");
 	put_fixed(&l, round_us(u->cpu_ns), 6);
-	put_str(&l, ", \"cpu_utilisation\": ");
+	put_lit(&l, ", \"cpu_utilisation\": ");
 	put_fixed(&l, utilisation_milli(u->cpu_ns, wall_ns), 3);
-	put_str(&l, ", \"peak_rss_bytes\": ");
+	put_lit(&l, ", \"peak_rss_bytes\": ");
 	put_u64(&l, u->peak_rss_bytes);
-	put_str(&l, ", \"peak_rss_delta_bytes\": ");
+	put_lit(&l, ", \"peak_rss_delta_bytes\": ");
 	put_u64(&l, delta);
-	put_str(&l, ", \"start_rss_bytes\": ");
+	put_lit(&l, ", \"start_rss_bytes\": ");
 	put_u64(&l, u->start_rss_bytes);
-	put_str(&l, ", \"n_samples\": ");
+	put_lit(&l, ", \"n_samples\": ");
 	put_u64(&l, u->n_rss_changes);
-	put_str(&l, ", \"output_bytes\": ");
+	put_lit(&l, ", \"output_bytes\": ");
 	put_u64(&l, u->output_bytes);
-	put_str(&l, ", \"page_alloc_bytes\": ");
+	put_lit(&l, ", \"page_alloc_bytes\": ");
 	put_u64(&l, u->page_alloc_bytes);
-	put_str(&l, ", \"processes\": ");
+	put_lit(&l, ", \"processes\": ");
 	put_u64(&l, u->processes);
-	put_str(&l, ", \"threads\": ");
+	put_lit(&l, ", \"threads\": ");
 	put_u64(&l, u->threads);
 	put_str(&l, u->status == UM_UNIT_COMPLETE ? ", \"status\": \"complete\"}"
 		    : u->status == UM_UNIT_INCOMPLETE_EXEC
@@ -628,7 +639,7 @@ static json_t *run_json(const struct report *r)
 	return run;
 }
 
-static json_t *manifest_json(const struct report *r)
+static json_t *manifest_json(struct report *r)
 {
 	json_t *m = json_object(), *cmd = json_array(), *specs = json_array();
 
@@ -650,7 +661,9 @@ static json_t *manifest_json(const struct report *r)
 	json_object_set_new(m, "unit_specs", specs);
 	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
 	/* "units" is written after the rest, one unit at a time (report__write_manifest) */
-	json_object_set_new(m, "summary", summary_json(r));
+	if (!r->summary)
+		r->summary = summary_json(r);
+	json_object_set(m, "summary", r->summary ? r->summary : json_null());
 	json_object_set_new(m, "run", run_json(r));
 	return m;
 }
@@ -716,6 +729,8 @@ int report__write_manifest(struct report *r, const char *path)
 		unlink(tmp);
 		goto out;
 	}
+	/* a storm's manifest holds hundreds of MB of units: large writes, not 4 KiB ones */
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	if (write_manifest_body(r, m, f))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
@@ -786,7 +801,7 @@ void report__print_tables(const struct report *r, FILE *out)
 		return;
 	print_units_by_process(r, out);
 	fprintf(out, "\n");
-	summary = summary_json(r);
+	summary = r->summary ? json_incref(r->summary) : summary_json(r);
 	um_print_summary_table(out, summary);
 	json_decref(summary);
 }
@@ -797,6 +812,7 @@ void report__free(struct report *r)
 		return;
 	if (r->stream)
 		fclose(r->stream);
+	json_decref(r->summary);
 	free(r->units);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(r->spec_json[i]);
