@@ -7,6 +7,7 @@
 #include "state.bpf.h"
 
 procs_map_t procs SEC(".maps");
+tracked_tasks_map_t tracked_tasks SEC(".maps");
 mms_map_t mms SEC(".maps");
 threads_map_t threads SEC(".maps");
 units_map_t units SEC(".maps");
@@ -23,5 +24,6 @@ __u64 scope_overflows;
 __u64 thread_collisions;
 __u64 orphan_slices;
 __u64 switch_in_misses;
+__u32 trust_marks;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

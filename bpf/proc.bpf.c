@@ -36,6 +36,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (!pproc)
 		return 0;
+	mark_tracked(child);
 	th.tgid = tgid;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
 	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */

@@ -73,6 +73,18 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 
 	if (member >= UM_MM_NR_MEMBERS || member == UM_MM_SWAPENTS)
 		return 0;
+	/*
+	 * The task's own mm (curr=1): only a tracked task's can matter. Kernel threads working on
+	 * a user mm (kthread_use_mm) and io_uring workers (not created through the fork
+	 * tracepoint) go the long way. A change from another context (curr=0: fork copying,
+	 * reclaim, the OOM reaper) is always looked up.
+	 */
+	if (ctx->curr && !current_tracked()) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		if (!(task->flags & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
+			return 0;
+	}
 	mm = bpf_map_lookup_elem(&mms, &mm_id);
 	if (!mm) {
 		mm = mm_adopt(mm_id, ctx->curr);
@@ -92,10 +104,15 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 {
-	__u32 tgid = current_tgid();
-	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	__u32 tgid;
+	struct um_proc *proc;
 	__u64 bytes;
 
+	/* every page allocated on the machine comes here: the cheap test first */
+	if (!current_tracked())
+		return 0;
+	tgid = current_tgid();
+	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (!proc)
 		return 0;
 	bytes = (__u64)UM_PAGE_SIZE << (order & 31);

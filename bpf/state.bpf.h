@@ -69,7 +69,21 @@ typedef struct {
 	__uint(max_entries, 8 << 20);
 } events_map_t;
 
+/*
+ * A mark on every tracked thread, kept by the kernel with the task itself (gone when it is
+ * freed, so a recycled tid never inherits it). The per-fault programs ask it first: a pointer
+ * chase instead of a hash lookup, which matters most for the untracked processes on the
+ * machine, which would otherwise pay hash misses on every page fault.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} tracked_tasks_map_t;
+
 extern procs_map_t procs SEC(".maps");
+extern tracked_tasks_map_t tracked_tasks SEC(".maps");
 extern mms_map_t mms SEC(".maps");
 extern threads_map_t threads SEC(".maps");
 extern units_map_t units SEC(".maps");
@@ -93,6 +107,30 @@ extern __u64 switch_in_misses;
 static __always_inline __u32 current_tgid(void)
 {
 	return bpf_get_current_pid_tgid() >> 32;
+}
+
+/* include/linux/sched.h */
+#define UM_PF_IO_WORKER 0x00000010
+#define UM_PF_KTHREAD 0x00200000
+
+/* Set by the loader when every tracked thread it started with carries the mark. */
+extern __u32 trust_marks;
+
+/*
+ * Whether the current task may be a tracked thread (see tracked_tasks): false only when the
+ * marks are trusted and it has none.
+ */
+static __always_inline bool current_tracked(void)
+{
+	return !trust_marks ||
+	       bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+}
+
+/* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
+static __always_inline void mark_tracked(struct task_struct *task)
+{
+	if (!bpf_task_storage_get(&tracked_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		__sync_fetch_and_add(&map_full, 1);
 }
 
 /*

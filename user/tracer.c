@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/pidfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -29,6 +31,7 @@ struct tracer {
 	tracer_record_fn record_fn;
 	void *record_ctx;
 	char *found_path[UM_MAX_SPECS]; /* per cookie: where a path-less target was found */
+	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -197,6 +200,30 @@ static int task_runtime_ns(pid_t pid, pid_t tid, __u64 *ns)
 	return 0;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* linux/pidfd.h, 6.9: a pidfd for one thread, not its group */
+#endif
+
+/*
+ * Put the kernel's tracked mark (tracked_tasks, task storage keyed by a pidfd) on one thread;
+ * threads forked later get it in BPF. A thread without it would be skipped by the per-fault
+ * programs, so a failure here turns the marks off altogether (tracer__attach).
+ */
+static int mark_tracked(struct tracer *t, pid_t tid)
+{
+	int fd = pidfd_open(tid, PIDFD_THREAD), err = 0;
+	__u32 mark = 1;
+
+	if (fd < 0)
+		fd = pidfd_open(tid, 0); /* before 6.9: a thread-group leader only */
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked_tasks), &fd, &mark, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
 {
 	int fd = bpf_map__fd(t->skel->maps.threads);
@@ -214,6 +241,8 @@ static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *p
 
 		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
 			continue;
+		if (mark_tracked(t, tid))
+			t->marks_failed = true;
 		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
 			proc->live_threads++;
 			proc->threads_seen++;
@@ -244,8 +273,10 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		proc.flags = UM_PROC_AWAIT_EXEC;
 		proc.live_threads = proc.threads_seen = 1;
 		err = task_runtime_ns(pid, pid, &th.runtime_seen_ns);
-		if (!err)
-			err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &th, BPF_ANY);
+		if (!err && mark_tracked(t, pid))
+			t->marks_failed = true;
+		if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &th, BPF_ANY))
+			err = -errno;
 	} else {
 		char path[64], *status;
 		uint64_t rss;
@@ -327,7 +358,15 @@ static void warn_uretprobe_seccomp(void)
 
 int tracer__attach(struct tracer *t)
 {
-	int err = unitmeter_bpf__attach(t->skel);
+	int err;
+
+	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
+	 * takes the long way, exact but slower */
+	t->skel->bss->trust_marks = !t->marks_failed;
+	if (t->marks_failed)
+		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
+			"looked up in the maps");
+	err = unitmeter_bpf__attach(t->skel);
 
 	if (err) {
 		um_err("cannot attach the BPF programs: %s", strerror(-err));
