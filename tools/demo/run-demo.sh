@@ -15,5 +15,10 @@ echo
 echo "== unitmeter summary $out/demo-run.json"
 "$unitmeter" summary "$out/demo-run.json"
 echo
+echo "== unitmeter project $out/demo-run.json --units 2000 --units-per-task 250   (the SLURM request of a full run)"
+"$unitmeter" project "$out/demo-run.json" --units 2000 --units-per-task 250 | tee "$out/job-header.sh"
+[ -n "${SUDO_UID:-}" ] && chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$out/job-header.sh"
+echo
 echo "manifest:     $out/demo-run.json   (hardware, units, summary, per-process table)"
 echo "units stream: $out/demo-run.units.jsonl   (one line per fit, written as each fit ended)"
+echo "job header:   $out/job-header.sh   (append the job's commands and sbatch it)"
