@@ -9,12 +9,14 @@
 #define UM_SIGSTOP 19
 
 /*
- * lookup_at_exec: bare unit symbols are looked up in each program a tracked process execs. A
+ * hold_at_exec (--lookup-at-exec): bare unit symbols are looked up in each program a tracked process execs. A
  * program not yet in exec_programs stops its process at the exec (the stop is taken on the way
  * back to user space, before the program's first instruction), so the loader can attach the
  * probes before any unit can start, then continue it.
  */
-const volatile bool lookup_at_exec = false;
+/* set by the loader before attaching, cleared before its final drain so no process is held
+ * that nobody will continue */
+__u32 hold_at_exec;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -100,6 +102,19 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (!proc)
 		return 0;
 	proc->flags &= ~UM_PROC_AWAIT_EXEC;
+	/* a non-leader thread that execs takes the tid of the leader, which is gone by now:
+	 * its CPU accounting moves to the new key */
+	if ((__u32)old_pid != tgid) {
+		__u32 old_tid = old_pid;
+		struct um_thread *th = bpf_map_lookup_elem(&threads, &old_tid);
+
+		if (th) {
+			struct um_thread moved = *th;
+
+			bpf_map_update_elem(&threads, &tgid, &moved, BPF_ANY);
+			bpf_map_delete_elem(&threads, &old_tid);
+		}
+	}
 	/* the unit function's frame is gone with the old image: its return can never come */
 	if (proc->own_unit)
 		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
@@ -118,7 +133,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	rec->held = 0;
 	rec->pad = 0;
 	/* stop only once the record is reserved: a process stopped without one would never resume */
-	if (lookup_at_exec && !bpf_map_lookup_elem(&exec_programs, &program) &&
+	if (hold_at_exec && !bpf_map_lookup_elem(&exec_programs, &program) &&
 	    bpf_send_signal(UM_SIGSTOP) == 0)
 		rec->held = 1;
 	bpf_ringbuf_submit(rec, rec->held ? BPF_RB_FORCE_WAKEUP : 0);

@@ -109,12 +109,13 @@ static __always_inline __u32 current_tgid(void)
 	return bpf_get_current_pid_tgid() >> 32;
 }
 
+/* Set by the loader when every tracked thread it started with carries the mark. */
+extern __u32 trust_marks;
+
 /* include/linux/sched.h */
 #define UM_PF_IO_WORKER 0x00000010
 #define UM_PF_KTHREAD 0x00200000
 
-/* Set by the loader when every tracked thread it started with carries the mark. */
-extern __u32 trust_marks;
 
 /*
  * Whether the current task may be a tracked thread (see tracked_tasks): false only when the
@@ -129,8 +130,11 @@ static __always_inline bool current_tracked(void)
 /* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
 static __always_inline void mark_tracked(struct task_struct *task)
 {
-	if (!bpf_task_storage_get(&tracked_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+	/* an unmarked tracked task would be skipped: from now on, look every event up */
+	if (!bpf_task_storage_get(&tracked_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
 		__sync_fetch_and_add(&map_full, 1);
+		trust_marks = 0;
+	}
 }
 
 /*

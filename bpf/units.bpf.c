@@ -158,24 +158,42 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	return 0;
 }
 
+struct claim {
+	__u64 seq;
+	__u64 id;
+	struct um_unit *unit;
+};
+
+static long claim_slot(__u32 i, struct claim *c)
+{
+	__u32 slot = (__u32)((c->seq + i) & (UM_UNIT_SLOTS - 1));
+	struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
+
+	if (unit && __sync_val_compare_and_swap(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
+		c->id = c->seq * UM_UNIT_SLOTS + slot;
+		c->unit = unit;
+		return 1; /* stop */
+	}
+	return 0;
+}
+
 /*
- * Take a free slot for a new unit, near its sequence number's own (a few tries: a slot is busy
- * only while a unit opened UM_UNIT_SLOTS units earlier is still open). Returns the slot marked
- * UM_UNIT_CLAIMING and sets *id, or NULL (counted as a full map).
+ * Take a free slot for a new unit, from its sequence number's own onwards (it is almost always
+ * free: a slot is busy only while a unit opened a multiple of UM_UNIT_SLOTS earlier is still
+ * open). Returns the slot marked UM_UNIT_CLAIMING and sets *id, or NULL when all are open
+ * (counted as a full map).
  */
 static __always_inline struct um_unit *unit_claim(__u64 seq, __u64 *id)
 {
-	for (int i = 0; i < 8; i++) {
-		__u32 slot = (__u32)((seq + i) & (UM_UNIT_SLOTS - 1));
-		struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
+	struct claim c = { .seq = seq };
 
-		if (unit && __sync_val_compare_and_swap(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
-			*id = seq * UM_UNIT_SLOTS + slot;
-			return unit;
-		}
+	bpf_loop(UM_UNIT_SLOTS, claim_slot, &c, 0);
+	if (!c.unit) {
+		__sync_fetch_and_add(&map_full, 1);
+		return NULL;
 	}
-	__sync_fetch_and_add(&map_full, 1);
-	return NULL;
+	*id = c.id;
+	return c.unit;
 }
 
 SEC("uprobe")
@@ -233,12 +251,17 @@ int BPF_KRETPROBE(unit_return)
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 
+	__u64 id;
+
 	/* depth 0: a call that began before attach, whose entry was never seen */
 	if (!proc || !proc->unit_depth)
 		return 0;
+	/* the unit this return may close, read before the depth drops: once it is 0 another
+	 * thread's entry can open a new unit, which this return must not close */
+	id = proc->own_unit;
 	if (__sync_fetch_and_add(&proc->unit_depth, -1) != 1)
 		return 0;
-	if (proc->own_unit)
-		unit_close(tgid, proc->own_unit, UM_UNIT_COMPLETE);
+	if (id)
+		unit_close(tgid, id, UM_UNIT_COMPLETE);
 	return 0;
 }

@@ -1142,3 +1142,50 @@ Test(reliability, a_run_under_valgrind_has_no_errors_or_leaks)
 	cr_expect_eq(system(cmd), 0);
 	um_result_free(&r);
 }
+
+/*
+ * --lookup-at-exec holds each process that execs a program not seen before until its lookup is
+ * done. A tracer that stops (here: --duration) while the target keeps exec'ing new programs
+ * must hold nobody it will not continue: the script runs 150 distinct programs (copies of
+ * true) one after the other, and must get through all of them after unitmeter has gone.
+ */
+Test(reliability, no_process_left_held_at_an_exec_when_tracing_stops)
+{
+	char dir[] = "/tmp/um-hold-XXXXXX", cmd[512], pidtext[16], done[80];
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--lookup-at-exec", "--unit", "fit_unit",
+			       "--duration", "0.4", NULL };
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	struct um_result r;
+	pid_t target;
+	int status;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "for i in $(seq 150); do cp /bin/true %s/t$i; done", dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(done, sizeof(done), "%s/done", dir);
+	target = fork();
+	cr_assert(target >= 0);
+	if (target == 0) {
+		snprintf(cmd, sizeof(cmd), "sleep 0.3; for i in $(seq 150); do %s/t$i; sleep 0.005; done; "
+			 ": > %s", dir, done);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(99);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	/* the script needs ~1.5 s in all; give it 10 after unitmeter's end */
+	for (int i = 0; i < 100 && waitpid(target, &status, WNOHANG) == 0; i++)
+		nanosleep(&pause, NULL);
+	if (access(done, F_OK)) {
+		cr_expect_fail("the script did not finish: a process was left held at its exec");
+		/* the held copy of true, then the shell waiting for it */
+		snprintf(cmd, sizeof(cmd), "pkill -KILL -f '^%s/t'", dir);
+		cr_expect_eq(system(cmd), 0);
+		kill(target, SIGKILL);
+		waitpid(target, &status, 0);
+	}
+	um_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}

@@ -155,9 +155,17 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	if (opt->max_time_s > 0 && (double)p->time_min * 60 > opt->max_time_s) {
 		long long m = p->units_per_task;
 
-		while (m > 0 && (double)whole_minutes(task_time_s(p, in, opt, m)) * 60 >
-				       opt->max_time_s)
-			m--;
+		long long lo = 0, hi = m; /* the task's time grows with m: the largest m that fits */
+
+		while (lo < hi) {
+			long long mid = lo + (hi - lo + 1) / 2;
+
+			if ((double)whole_minutes(task_time_s(p, in, opt, mid)) * 60 <= opt->max_time_s)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		m = lo;
 		um_format_slurm_minutes((long long)(opt->max_time_s / 60), limit, sizeof(limit));
 		if (m == 0) {
 			um_format_slurm_minutes(whole_minutes(task_time_s(p, in, opt, 1)), wanted,
@@ -271,7 +279,7 @@ double um_parse_slurm_time(const char *text)
 			return -1;
 		errno = 0;
 		days = strtoll(s, &end, 10);
-		if (errno || end != dash || days < 0)
+		if (errno || end != dash || days < 0 || days > 100000000LL)
 			return -1;
 		s = dash + 1;
 	}

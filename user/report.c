@@ -56,6 +56,7 @@ struct report {
 	bool have_exit;
 	int wait_status;
 	json_t *hardware;
+	char *stream_buf;
 	json_t *summary; /* computed once, for the manifest and the table: sorting a storm's units is not free */
 	struct tracer_counters counters;
 };
@@ -104,8 +105,15 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 			report__free(r);
 			return NULL;
 		}
-		/* fully buffered, flushed after each ring batch: one write per batch, not per unit */
-		setvbuf(r->stream, NULL, _IOFBF, UNITS_STREAM_BUFFER);
+		/* fully buffered, flushed after each ring batch: one write per batch, not per unit.
+		 * The buffer is ours: glibc takes a size only together with a buffer, and the
+		 * flush-before-split rule below counts on this size */
+		r->stream_buf = malloc(UNITS_STREAM_BUFFER);
+		if (!r->stream_buf || setvbuf(r->stream, r->stream_buf, _IOFBF, UNITS_STREAM_BUFFER)) {
+			snprintf(err, errlen, "cannot buffer the units stream: out of memory");
+			report__free(r);
+			return NULL;
+		}
 	}
 	return r;
 }
@@ -196,7 +204,8 @@ static double unit_seconds(uint64_t ns)
 /* cpu / wall in thousandths, half up; 0 for a zero-length unit (the seed's property). */
 static uint64_t utilisation_milli(uint64_t cpu_ns, uint64_t wall_ns)
 {
-	return wall_ns ? (cpu_ns * 1000 + wall_ns / 2) / wall_ns : 0;
+	/* 128 bits: a unit of months of CPU times 1000 passes 64 */
+	return wall_ns ? (uint64_t)(((unsigned __int128)cpu_ns * 1000 + wall_ns / 2) / wall_ns) : 0;
 }
 
 /* Appending to a line without printf: a storm of tiny units formats hundreds of thousands. */
@@ -707,6 +716,7 @@ int report__write_manifest(struct report *r, const char *path)
 	json_t *m = manifest_json(r);
 	int fd, err = 0;
 	FILE *f;
+	char *manifest_buf;
 
 	/* write beside the target and rename: a reader never sees half a manifest */
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -730,11 +740,14 @@ int report__write_manifest(struct report *r, const char *path)
 		goto out;
 	}
 	/* a storm's manifest holds hundreds of MB of units: large writes, not 4 KiB ones */
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	manifest_buf = malloc(1 << 20);
+	if (manifest_buf)
+		setvbuf(f, manifest_buf, _IOFBF, 1 << 20);
 	if (write_manifest_body(r, m, f))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
 		err = -errno;
+	free(manifest_buf);
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)
@@ -812,6 +825,7 @@ void report__free(struct report *r)
 		return;
 	if (r->stream)
 		fclose(r->stream);
+	free(r->stream_buf);
 	json_decref(r->summary);
 	free(r->units);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)

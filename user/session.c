@@ -246,6 +246,8 @@ static int session_finish(struct session *s)
 	struct tracer_counters c;
 	int err;
 
+	/* first, before the long writes: no process may stay held at an exec nobody reads */
+	tracer__stop_holding(s->tracer);
 	tracer__poll(s->tracer, 0);
 	report__flush(s->report);
 	for (size_t i = 0; i < s->n_specs; i++) {

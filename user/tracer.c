@@ -98,8 +98,9 @@ static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
 	snprintf(exe, sizeof(exe), "/proc/%u/exe", e->pid);
 	n = readlink(exe, real, sizeof(real) - 1);
 	real[n > 0 ? n : 0] = '\0';
-	/* a second process held at the same new program: the first one's lookup covers it */
-	if (bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
+	/* a second process held at the same new program: the first one's lookup covers it; one
+	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
+	if (n > 0 && bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
 		for (size_t i = 0; i < t->cfg->n_targets; i++) {
 			const struct unit_target *target = &t->cfg->targets[i];
 
@@ -112,8 +113,12 @@ static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
 				t->found_path[target->cookie] = strdup(real);
 		}
 		seen = 1;
-		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY))
-			um_info("cannot remember %s as looked up: %s", real, strerror(errno));
+		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY)) {
+			/* full: every exec would be held again and probed again; stop holding */
+			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
+				"not searched for unit symbols", real, strerror(errno));
+			t->skel->bss->hold_at_exec = 0;
+		}
 	}
 	if (kill(e->pid, SIGCONT) && errno != ESRCH)
 		um_warn("cannot continue process %u after its exec: %s", e->pid, strerror(errno));
@@ -149,7 +154,6 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	if (cfg->ring_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
-	t->skel->rodata->lookup_at_exec = has_exec_targets(cfg);
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	if (!cfg->n_targets) {
 		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
@@ -363,6 +367,7 @@ int tracer__attach(struct tracer *t)
 	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
 	 * takes the long way, exact but slower */
 	t->skel->bss->trust_marks = !t->marks_failed;
+	t->skel->bss->hold_at_exec = has_exec_targets(t->cfg);
 	if (t->marks_failed)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
@@ -403,6 +408,16 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	if (more < 0)
 		return more;
 	return n < 0 ? n : n + more;
+}
+
+void tracer__stop_holding(struct tracer *t)
+{
+	if (!t || !t->skel)
+		return;
+	t->skel->bss->hold_at_exec = 0;
+	/* every process held so far has its record in the ring: read them all, continuing each */
+	while (t->rb && ring_buffer__consume(t->rb) > 0)
+		;
 }
 
 void tracer__counters(struct tracer *t, struct tracer_counters *c)
@@ -496,6 +511,7 @@ void tracer__destroy(struct tracer *t)
 {
 	if (!t)
 		return;
+	tracer__stop_holding(t);
 	ring_buffer__free(t->rb);
 	if (t->skel && t->n_unit_links < t->cap_unit_links) {
 		/* the classic tracepoint's link goes with the uprobes; the skeleton's others are

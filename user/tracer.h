@@ -65,6 +65,8 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
 int tracer__attach(struct tracer *t);
 /* Records consumed, or a negative errno; -EINTR when a signal arrived. */
 int tracer__poll(struct tracer *t, int timeout_ms);
+/* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
+void tracer__stop_holding(struct tracer *t);
 void tracer__counters(struct tracer *t, struct tracer_counters *c);
 /* The first program a path-less target was found in at an exec (NULL: none yet); borrowed. */
 const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
