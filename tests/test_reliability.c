@@ -1146,35 +1146,35 @@ Test(reliability, a_run_under_valgrind_has_no_errors_or_leaks)
 /*
  * --lookup-at-exec holds each process that execs a program not seen before until its lookup is
  * done. A tracer that stops (here: --duration) while the target keeps exec'ing new programs
- * must hold nobody it will not continue: the script runs 150 distinct programs (copies of
- * true) one after the other, and must get through all of them after unitmeter has gone.
+ * must hold nobody it will not continue: the script runs 400 distinct programs (copies of
+ * true) back to back, across the end of tracing, and must get through all of them.
  */
 Test(reliability, no_process_left_held_at_an_exec_when_tracing_stops)
 {
 	char dir[] = "/tmp/um-hold-XXXXXX", cmd[512], pidtext[16], done[80];
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--lookup-at-exec", "--unit", "fit_unit",
-			       "--duration", "0.4", NULL };
+			       "--duration", "0.5", NULL };
 	struct timespec pause = { 0, 100 * 1000 * 1000 };
 	struct um_result r;
 	pid_t target;
 	int status;
 
 	cr_assert_not_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "for i in $(seq 150); do cp /bin/true %s/t$i; done", dir);
+	snprintf(cmd, sizeof(cmd), "for i in $(seq 400); do cp /bin/true %s/t$i; done", dir);
 	cr_assert_eq(system(cmd), 0);
 	snprintf(done, sizeof(done), "%s/done", dir);
 	target = fork();
 	cr_assert(target >= 0);
 	if (target == 0) {
-		snprintf(cmd, sizeof(cmd), "sleep 0.3; for i in $(seq 150); do %s/t$i; sleep 0.005; done; "
-			 ": > %s", dir, done);
+		snprintf(cmd, sizeof(cmd), "sleep 0.2; for i in $(seq 400); do %s/t$i; done; : > %s",
+			 dir, done);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(99);
 	}
 	snprintf(pidtext, sizeof(pidtext), "%d", target);
 	um_run(&r, true, args);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	/* the script needs ~1.5 s in all; give it 10 after unitmeter's end */
+	/* the script needs a second or two; give it 10 after unitmeter's end */
 	for (int i = 0; i < 100 && waitpid(target, &status, WNOHANG) == 0; i++)
 		nanosleep(&pause, NULL);
 	if (access(done, F_OK)) {
