@@ -9,13 +9,12 @@
 #define UM_SIGSTOP 19
 
 /*
- * hold_at_exec (--lookup-at-exec): bare unit symbols are looked up in each program a tracked process execs. A
+ * --lookup-at-exec: bare unit symbols are looked up in each program a tracked process execs. A
  * program not yet in exec_programs stops its process at the exec (the stop is taken on the way
  * back to user space, before the program's first instruction), so the loader can attach the
- * probes before any unit can start, then continue it.
+ * probes before any unit can start, then continue it. The loader sets hold_at_exec before
+ * attaching and clears it before its final drain, so nobody is held whom it will not continue.
  */
-/* set by the loader before attaching, cleared before its final drain so no process is held
- * that nobody will continue */
 __u32 hold_at_exec;
 
 struct {

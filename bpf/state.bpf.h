@@ -116,7 +116,6 @@ extern __u32 trust_marks;
 #define UM_PF_IO_WORKER 0x00000010
 #define UM_PF_KTHREAD 0x00200000
 
-
 /*
  * Whether the current task may be a tracked thread (see tracked_tasks): false only when the
  * marks are trusted and it has none.

@@ -57,7 +57,8 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	__u64 pid_tgid;
 	__u32 tgid, tid, mark;
 
-	if (!is_write(id) && !is_fork(id))
+	/* every write and fork of the machine comes here: the mark before any hash lookup */
+	if ((!is_write(id) && !is_fork(id)) || !current_tracked())
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	tgid = pid_tgid >> 32;
@@ -77,12 +78,13 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id = regs->orig_ax; /* a direct load: this runs at every syscall's return */
 	__u64 pid_tgid;
 	__u32 tgid, tid;
 	struct um_proc *proc;
 
-	if (!is_write(id) && !is_fork(id))
+	/* only a tracked thread's enter left a pending entry to settle */
+	if ((!is_write(id) && !is_fork(id)) || !current_tracked())
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	tid = (__u32)pid_tgid;
