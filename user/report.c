@@ -214,19 +214,6 @@ struct line {
 	size_t len, cap;
 };
 
-static void put_str(struct line *l, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (l->len + n < l->cap) {
-		memcpy(l->buf + l->len, s, n);
-		l->len += n;
-	}
-	l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
-}
-
-/* A string literal, its length known at compile time. */
-#define put_lit(l, lit) put_mem((l), (lit), sizeof(lit) - 1)
 
 static void put_mem(struct line *l, const char *s, size_t n)
 {
@@ -236,6 +223,14 @@ static void put_mem(struct line *l, const char *s, size_t n)
 	}
 	l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
 }
+
+static void put_str(struct line *l, const char *s)
+{
+	put_mem(l, s, strlen(s));
+}
+
+/* A string literal, its length known at compile time. */
+#define put_lit(l, lit) put_mem((l), (lit), sizeof(lit) - 1)
 
 static void put_u64(struct line *l, uint64_t v)
 {
@@ -267,6 +262,13 @@ static void put_fixed(struct line *l, uint64_t v, int decimals)
 	put_mem(l, frac, decimals + 1);
 }
 
+/* The next integer member of a unit's object: `, "key": value`. */
+#define put_u64_member(l, key, v)                   \
+	do {                                        \
+		put_lit(l, ", \"" key "\": ");     \
+		put_u64(l, v);                      \
+	} while (0)
+
 /*
  * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
  * cost a JSON tree, or a printf, each (the spec strings were escaped once, by jansson, in
@@ -283,32 +285,22 @@ static size_t unit_line(const struct report *r, const struct um_unit_record *u, 
 	put_u64(&l, index);
 	put_lit(&l, ", \"spec\": ");
 	put_str(&l, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null");
-	put_lit(&l, ", \"pid\": ");
-	put_u64(&l, u->pid);
-	put_lit(&l, ", \"start_ns\": ");
-	put_u64(&l, u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0);
+	put_u64_member(&l, "pid", u->pid);
+	put_u64_member(&l, "start_ns", u->start_ns > r->t0_ns ? u->start_ns - r->t0_ns : 0);
 	put_lit(&l, ", \"wall_s\": ");
 	put_fixed(&l, round_us(wall_ns), 6);
 	put_lit(&l, ", \"cpu_s\": ");
 	put_fixed(&l, round_us(u->cpu_ns), 6);
 	put_lit(&l, ", \"cpu_utilisation\": ");
 	put_fixed(&l, utilisation_milli(u->cpu_ns, wall_ns), 3);
-	put_lit(&l, ", \"peak_rss_bytes\": ");
-	put_u64(&l, u->peak_rss_bytes);
-	put_lit(&l, ", \"peak_rss_delta_bytes\": ");
-	put_u64(&l, delta);
-	put_lit(&l, ", \"start_rss_bytes\": ");
-	put_u64(&l, u->start_rss_bytes);
-	put_lit(&l, ", \"n_samples\": ");
-	put_u64(&l, u->n_rss_changes);
-	put_lit(&l, ", \"output_bytes\": ");
-	put_u64(&l, u->output_bytes);
-	put_lit(&l, ", \"page_alloc_bytes\": ");
-	put_u64(&l, u->page_alloc_bytes);
-	put_lit(&l, ", \"processes\": ");
-	put_u64(&l, u->processes);
-	put_lit(&l, ", \"threads\": ");
-	put_u64(&l, u->threads);
+	put_u64_member(&l, "peak_rss_bytes", u->peak_rss_bytes);
+	put_u64_member(&l, "peak_rss_delta_bytes", delta);
+	put_u64_member(&l, "start_rss_bytes", u->start_rss_bytes);
+	put_u64_member(&l, "n_samples", u->n_rss_changes);
+	put_u64_member(&l, "output_bytes", u->output_bytes);
+	put_u64_member(&l, "page_alloc_bytes", u->page_alloc_bytes);
+	put_u64_member(&l, "processes", u->processes);
+	put_u64_member(&l, "threads", u->threads);
 	put_str(&l, u->status == UM_UNIT_COMPLETE ? ", \"status\": \"complete\"}"
 		    : u->status == UM_UNIT_INCOMPLETE_EXEC
 			    ? ", \"status\": \"incomplete\", \"incomplete_reason\": \"exec\"}"
