@@ -57,21 +57,6 @@ static void install_signals(void)
 	sigaction(SIGCHLD, &child, NULL);
 }
 
-/*
- * The ring buffer is read whenever it holds something, and in a storm of tiny units it always
- * does: the reader would go round for every dozen records, a flush and a wait4 each time. After
- * a small batch, pause briefly so the next read takes hundreds: units reach the stream a
- * couple of milliseconds later, and unitmeter's own CPU drops.
- */
-#define SMALL_BATCH 256
-static void pace_reader(int records)
-{
-	struct timespec pause = { 0, 2 * 1000 * 1000 };
-
-	if (records > 0 && records < SMALL_BATCH)
-		nanosleep(&pause, NULL);
-}
-
 static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
@@ -133,6 +118,29 @@ struct session {
 	char *units_path;
 	const char *manifest;
 };
+
+/*
+ * The ring buffer is read whenever it holds something, and in a storm of tiny units it always
+ * does: the reader would go round for every dozen records, a flush and a wait4 each time. After
+ * a small batch, pause briefly so the next read takes hundreds: units reach the stream a
+ * couple of milliseconds later, and unitmeter's own CPU drops.
+ */
+#define SMALL_BATCH 256
+
+/* One turn of a tracing loop: read what the ring holds, push the units out, pace. Returns the
+ * records read or a negative errno, -EINTR for a signal; a failure is said here. */
+static int read_records(struct session *s)
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	int n = tracer__poll(s->tracer, 100 /* ms */);
+
+	report__flush(s->report);
+	if (n > 0 && n < SMALL_BATCH)
+		nanosleep(&pause, NULL);
+	if (n < 0 && n != -EINTR)
+		um_err("reading the ring buffer failed: %s", strerror(-n));
+	return n;
+}
 
 static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
 			   char *const *command, const char *command_path)
@@ -246,9 +254,9 @@ static int session_finish(struct session *s)
 	struct tracer_counters c;
 	int err;
 
-	/* first, before the long writes: no process may stay held at an exec nobody reads */
+	/* first, before the long writes: no process may stay held at an exec nobody reads; this
+	 * also reads every record still in the ring */
 	tracer__stop_holding(s->tracer);
-	tracer__poll(s->tracer, 0);
 	report__flush(s->report);
 	for (size_t i = 0; i < s->n_specs; i++) {
 		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
@@ -301,14 +309,10 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 	uint64_t reaped_at = 0;
 
 	for (;;) {
-		int err = tracer__poll(s->tracer, 100 /* ms */);
+		int err = read_records(s);
 
-		report__flush(s->report);
-		pace_reader(err);
-		if (err < 0 && err != -EINTR) {
-			um_err("reading the ring buffer failed: %s", strerror(-err));
+		if (err < 0 && err != -EINTR)
 			return err;
-		}
 		if (stop_signal && !forwarded) {
 			forwarded = true;
 			if (stop_from_user)
@@ -486,13 +490,9 @@ int session_attach(const struct um_options *o)
 	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	while (!stop_signal && monotonic_ns() < deadline &&
 	       !report__proc_finished(s.report, o->pid)) {
-		err = tracer__poll(s.tracer, 100 /* ms */);
-		report__flush(s.report);
-		pace_reader(err);
-		if (err < 0 && err != -EINTR) {
-			um_err("reading the ring buffer failed: %s", strerror(-err));
+		err = read_records(&s);
+		if (err < 0 && err != -EINTR)
 			break;
-		}
 		/* exit record lost (counted): stop when the process is gone all the same */
 		if (kill(o->pid, 0) && errno == ESRCH && !report__proc_finished(s.report, o->pid)) {
 			tracer__poll(s.tracer, 200 /* ms */);
