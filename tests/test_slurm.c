@@ -264,13 +264,30 @@ static void expect_owner(const char *path, uid_t uid)
 		     (unsigned)st.st_uid, (unsigned)uid);
 }
 
-/* Submit a batch script as the job user from its working directory; the job id. */
-static void submit(const char *script, const char *user, const char *cwd, char *id, size_t size)
+/*
+ * Write the batch script jobs/NAME (printf-style) and submit it as the unprivileged job user
+ * from its working directory; the job id into id.
+ */
+static void submit_job(const char *name, const char *cwd, char *id, size_t size, const char *fmt,
+		       ...) __attribute__((format(printf, 5, 6)));
+static void submit_job(const char *name, const char *cwd, char *id, size_t size, const char *fmt,
+		       ...)
 {
+	char script[256];
+	va_list ap;
 	int status;
-	char *out = sh_out(&status, "cd %s && runuser -u %s -- sbatch --parsable %s 2>&1", cwd,
-			   user, script);
+	char *out;
+	FILE *f;
 
+	snprintf(script, sizeof(script), "%s/jobs/%s", top, name);
+	f = fopen(script, "w");
+	cr_assert_not_null(f, "%s: %s", script, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	cr_assert_eq(fclose(f), 0);
+	chmod(script, 0644);
+	out = sh_out(&status, "cd %s && runuser -u nobody -- sbatch --parsable %s 2>&1", cwd, script);
 	cr_assert_eq(status, 0, "sbatch %s failed: %s", script, out);
 	cr_assert_gt(snprintf(id, size, "%ld", strtol(out, NULL, 10)), 0);
 	free(out);
@@ -281,7 +298,7 @@ static void submit(const char *script, const char *user, const char *cwd, char *
 Test(slurm, traced_array_oom_job_python_job_and_a_tracer_that_fails)
 {
 	const struct passwd *pw = getpwnam("nobody");
-	char calib_dir[160], calib[200], out_dir[160], job[200], path[512], id[32], small_id[32];
+	char calib_dir[160], calib[200], out_dir[160], path[512], id[32], small_id[32];
 	char *header, *states, *small, *untraced, *summary_out, untraced_id[32], py_id[32], *py;
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
@@ -289,7 +306,6 @@ Test(slurm, traced_array_oom_job_python_job_and_a_tracer_that_fails)
 	char time_req[32];
 	int status;
 	size_t i;
-	FILE *f;
 
 	cr_assert_not_null(pw, "no user 'nobody' to submit as");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -320,58 +336,38 @@ Test(slurm, traced_array_oom_job_python_job_and_a_tracer_that_fails)
 	cr_assert_eq(sh("cp %s %s/bin/fit_demo && chmod 755 %s/bin/fit_demo && mkdir %s && "
 			"chown %u:%u %s", env_dir("DEMO", ".output/demo/fit_demo"), top, top,
 			out_dir, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, out_dir), 0);
-	snprintf(job, sizeof(job), "%s/jobs/array.sh", top);
-	f = fopen(job, "w");
-	cr_assert_not_null(f);
 	/* the projection (#!/bin/bash, then #SBATCH lines and comments), then ours; the demo runs
 	 * as a child of the batch shell, which execs it: --lookup-at-exec's case */
-	fprintf(f, "%s#SBATCH --job-name=um-array\n#SBATCH --chdir=%s\n"
-		"#SBATCH --output=%s/%%A_%%a.out\n#SBATCH --unitmeter=fit_unit\n"
-		"%s/bin/fit_demo fits-$SLURM_ARRAY_TASK_ID\necho done\n",
-		header, out_dir, out_dir, top);
-	cr_assert_eq(fclose(f), 0);
-	chmod(job, 0644);
-	submit(job, "nobody", out_dir, id, sizeof(id));
+	submit_job("array.sh", out_dir, id, sizeof(id),
+		   "%s#SBATCH --job-name=um-array\n#SBATCH --chdir=%s\n"
+		   "#SBATCH --output=%s/%%A_%%a.out\n#SBATCH --unitmeter=fit_unit\n"
+		   "%s/bin/fit_demo fits-$SLURM_ARRAY_TASK_ID\necho done\n",
+		   header, out_dir, out_dir, top);
 
 	/* d. (submitted now, so both run at once) the demo under a --mem below its 96 MiB fit */
-	snprintf(job, sizeof(job), "%s/jobs/small.sh", top);
-	f = fopen(job, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-small\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
-		"#SBATCH --chdir=%s\n#SBATCH --output=%s/small.out\n#SBATCH --unitmeter=fit_unit\n"
-		"#SBATCH --unitmeter-out=%s/small-um\n%s/bin/fit_demo small-fits\necho done\n",
-		SMALL_MEM_MIB, out_dir, out_dir, out_dir, top);
-	cr_assert_eq(fclose(f), 0);
-	chmod(job, 0644);
-	submit(job, "nobody", out_dir, small_id, sizeof(small_id));
+	submit_job("small.sh", out_dir, small_id, sizeof(small_id),
+		   "#!/bin/bash\n#SBATCH --job-name=um-small\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/small.out\n#SBATCH --unitmeter=fit_unit\n"
+		   "#SBATCH --unitmeter-out=%s/small-um\n%s/bin/fit_demo small-fits\necho done\n",
+		   SMALL_MEM_MIB, out_dir, out_dir, out_dir, top);
 
 	/* e. (also now) a tracer that cannot start: one line in the job's stderr, job untraced */
-	snprintf(job, sizeof(job), "%s/jobs/untraced.sh", top);
-	f = fopen(job, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-untraced\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
-		"#SBATCH --chdir=%s\n#SBATCH --output=%s/untraced.out\n"
-		"#SBATCH --unitmeter=%s/no-such-lib.so:fit_unit\n%s/bin/fit_demo untraced-fits\n",
-		SMALL_MEM_MIB * 4, out_dir, out_dir, top, top);
-	cr_assert_eq(fclose(f), 0);
-	chmod(job, 0644);
-	submit(job, "nobody", out_dir, untraced_id, sizeof(untraced_id));
+	submit_job("untraced.sh", out_dir, untraced_id, sizeof(untraced_id),
+		   "#!/bin/bash\n#SBATCH --job-name=um-untraced\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/untraced.out\n"
+		   "#SBATCH --unitmeter=%s/no-such-lib.so:fit_unit\n%s/bin/fit_demo untraced-fits\n",
+		   SMALL_MEM_MIB * 4, out_dir, out_dir, top, top);
 
 	/* f. (also now) python: units in a Python job: the tracer hands the task the bootstrap's
 	 * environment before the interpreter starts */
 	cr_assert_eq(sh("cp %s %s/bin/py_units.py && chmod 644 %s/bin/py_units.py",
 			env_dir("PY_UNITS", "tools/workloads/python/py_units.py"), top, top), 0);
-	snprintf(job, sizeof(job), "%s/jobs/python.sh", top);
-	f = fopen(job, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "#!/bin/bash\n#SBATCH --job-name=um-python\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
-		"#SBATCH --chdir=%s\n#SBATCH --output=%s/python.out\n"
-		"#SBATCH --unitmeter=python:fit_gfmm\n#SBATCH --unitmeter-out=%s/python-um\n"
-		"/usr/bin/python3.11 %s/bin/py_units.py --mode alloc --sizes 16,32,8\n",
-		SMALL_MEM_MIB * 4, out_dir, out_dir, out_dir, top);
-	cr_assert_eq(fclose(f), 0);
-	chmod(job, 0644);
-	submit(job, "nobody", out_dir, py_id, sizeof(py_id));
+	submit_job("python.sh", out_dir, py_id, sizeof(py_id),
+		   "#!/bin/bash\n#SBATCH --job-name=um-python\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/python.out\n"
+		   "#SBATCH --unitmeter=python:fit_gfmm\n#SBATCH --unitmeter-out=%s/python-um\n"
+		   "/usr/bin/python3.11 %s/bin/py_units.py --mode alloc --sizes 16,32,8\n",
+		   SMALL_MEM_MIB * 4, out_dir, out_dir, out_dir, top);
 
 	/* c. every array task completed within its own limits, as SLURM saw it */
 	states = wait_job(id, TASKS);
