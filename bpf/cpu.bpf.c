@@ -75,8 +75,11 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
+	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 now = 0;
 
+	if (cpu < UM_MAX_CPUS)
+		cpu_running[cpu] = cpu_running_entry(next_tid, in != NULL);
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
 		now = bpf_ktime_get_ns();
@@ -85,7 +88,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (in) {
 		in->on_cpu_since_ns = now ? now : bpf_ktime_get_ns();
 		in->steal_at_in_ns = task_cpu_steal_ns(next);
-		in->cpu = bpf_get_smp_processor_id();
+		in->cpu = cpu;
 		in->running = 1;
 	}
 	return 0;

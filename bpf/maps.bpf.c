@@ -25,5 +25,6 @@ __u64 thread_collisions;
 __u64 orphan_slices;
 __u64 switch_in_misses;
 __u32 trust_marks;
+__u64 cpu_running[UM_MAX_CPUS];
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -33,7 +33,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	struct um_thread th = {};
 	struct um_proc proc = {};
 	struct um_proc_start *rec;
-	__u32 *mm_id;
+	__u64 *pending;
 
 	if (!pproc)
 		return 0;
@@ -41,7 +41,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	th.tgid = tgid;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
 	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */
-	if (bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST) == -17 /* EEXIST */) {
+	if (map_insert(&threads, &tid, &th) == -17 /* EEXIST */) {
 		__sync_fetch_and_add(&thread_collisions, 1);
 		bpf_map_update_elem(&threads, &tid, &th, BPF_EXIST);
 	}
@@ -60,13 +60,13 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	proc.start_ns = bpf_ktime_get_ns();
 	proc.units[0] = pproc->units[0];
 	proc.units[1] = pproc->units[1];
-	mm_id = bpf_map_lookup_elem(&pending_mm, &forker);
-	if (mm_id && *mm_id) {
-		struct um_mm *mm = bpf_map_lookup_elem(&mms, mm_id);
+	pending = bpf_map_lookup_elem(&pending_mm, &forker);
+	if (pending && *pending) {
+		struct um_mm *mm = bpf_map_lookup_elem(&mms, pending);
 
 		if (mm && !mm->tgid) {
 			mm->tgid = tgid;
-			proc.mm_id = *mm_id;
+			proc.mm = *pending;
 		}
 	}
 	bpf_map_delete_elem(&pending_mm, &forker);
@@ -165,8 +165,8 @@ __hidden int proc_finish(__u32 tgid, __u64 now)
 		return 0;
 	if (proc->own_unit)
 		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXIT);
-	if (proc->mm_id)
-		mm_retire_by_id(proc, proc->mm_id);
+	if (proc->mm)
+		mm_retire(proc, proc->mm);
 
 	rec = record_reserve(sizeof(*rec));
 	if (rec) {

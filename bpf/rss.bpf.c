@@ -1,20 +1,117 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Memory: every change of an mm's RSS counters (kmem:rss_stat) and every page allocation by a
- * tracked task (kmem:mm_page_alloc).
+ * Memory: every change of an mm's RSS counters (tp_btf/rss_stat) and every page allocation by a
+ * tracked task (tp_btf/mm_page_alloc).
  *
- * The classic rss_stat tracepoint is used because it carries the counter's exact value (`size`,
- * a full per-CPU sum since 6.2); tp_btf/rss_stat gives only (mm, member). It identifies the mm by
- * `mm_id`, a keyed hash of the mm pointer, so mms are learned from the events themselves: on the
- * owner's own events (curr=1), or, for a child being forked, on the copy's events that arrive from
- * the parent's context (curr=0) before sched_process_fork names the child.
+ * rss_stat hands over only (mm, member); the counter's value is read here the way the kernel's
+ * percpu_counter_sum() reads it: the shared count plus every CPU's unfolded share. The classic
+ * kmem:rss_stat tracepoint carries that sum, but the kernel then computes it and feeds the perf
+ * path on every page fault of every process while anyone listens (~0.12x of a faulting workload
+ * here, BENCHMARKS.md); this way untracked processes pay one mark lookup.
+ *
+ * The CPUs' shares sit at the counter's __percpu address plus each CPU's per-CPU offset. This
+ * kernel names neither __per_cpu_offset nor this_cpu_off to BPF, so learn_cpu_offsets() takes
+ * them from a per-CPU array of our own: the address bpf_map_lookup_percpu_elem() gives for a
+ * CPU, less the array's __percpu base (bpf_array.pptrs[0]), is that CPU's offset.
+ *
+ * mms are keyed by their address and learned from the events: on the owner's own events, or,
+ * for a child being forked, on the copy's events that arrive from the parent's context before
+ * sched_process_fork names the child.
  */
 #include "state.bpf.h"
 
-/* An mm_id not seen yet: adopt it when it belongs to a tracked process, else ignore it. */
-static __always_inline struct um_mm *mm_adopt(__u32 mm_id, __u32 curr)
+const volatile __u32 nr_possible_cpus = 1;
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* __per_cpu_offset[cpu], filled once by learn_cpu_offsets() before anything is attached */
+__u64 cpu_offsets[UM_MAX_CPUS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} offset_probe SEC(".maps");
+
+/*
+ * The verifier forbids arithmetic on map pointers; one stored to a global and read back is a
+ * plain number (allowed to root only, as the programs are).
+ */
+volatile __u64 address_as_number;
+
+/* Run once by the loader (BPF_PROG_TEST_RUN); returns the number of CPUs learned. */
+SEC("raw_tp")
+int learn_cpu_offsets(void *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 base = 0;
+	__u32 zero = 0, cpu;
+
+	address_as_number = (__u64)(void *)&offset_probe;
+	if (bpf_probe_read_kernel(&base, sizeof(base),
+				  (void *)(address_as_number +
+					   bpf_core_field_offset(struct bpf_array, pptrs))))
+		return 0;
+	for (cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+		void *share = bpf_map_lookup_percpu_elem(&offset_probe, &zero, cpu);
+
+		if (!share)
+			break;
+		address_as_number = (__u64)share;
+		cpu_offsets[cpu] = address_as_number - base;
+	}
+	return cpu;
+}
+
+/* The value of one mm counter, in bytes, as percpu_counter_sum_positive() would give it. */
+static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 member)
+{
+	struct percpu_counter *counter;
+	__u64 shares;
+	__s64 pages;
+
+	/* constant offsets: the verifier takes no variable index into a kernel struct */
+	switch (member) {
+	case UM_MM_FILEPAGES:
+		counter = &kmm->rss_stat[UM_MM_FILEPAGES];
+		break;
+	case UM_MM_ANONPAGES:
+		counter = &kmm->rss_stat[UM_MM_ANONPAGES];
+		break;
+	default:
+		counter = &kmm->rss_stat[UM_MM_SHMEMPAGES];
+		break;
+	}
+	pages = counter->count;
+	shares = (__u64)counter->counters;
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+		struct refcount_struct *share = bpf_rdonly_cast(
+			(void *)(shares + cpu_offsets[cpu]),
+			bpf_core_type_id_kernel(struct refcount_struct));
+
+		pages += share->refs.counter;
+	}
+	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+}
+
+/*
+ * Bring one member of a known mm up to the kernel's value. An exchange, not read-then-write:
+ * two CPUs reporting the same mm at once each take the other's value as their base, so the
+ * deltas add up to the last value exactly.
+ */
+static __always_inline void mm_member_sync(struct um_mm *mm, struct mm_struct *kmm, __u32 member)
+{
+	__u64 bytes = mm_counter_bytes(kmm, member);
+	__s64 delta = bytes - __sync_lock_test_and_set(&mm->member_bytes[member & 3], bytes);
+
+	if (delta)
+		rss_apply(mm, delta);
+}
+
+/* An mm not seen yet: adopt it when it belongs to a tracked process, else ignore it. */
+static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), key = (__u64)kmm;
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_mm fresh = {};
@@ -29,14 +126,14 @@ static __always_inline struct um_mm *mm_adopt(__u32 mm_id, __u32 curr)
 		 * fork (clone placed an empty slot); reclaim of other processes' pages and
 		 * process_vm_writev also arrive this way and must not count.
 		 */
-		__u32 *slot = bpf_map_lookup_elem(&pending_mm, &tid);
+		__u64 *slot = bpf_map_lookup_elem(&pending_mm, &tid);
 
 		if (!slot || *slot)
 			return NULL;
-		if (map_insert(&mms, &mm_id, &fresh))
+		if (map_insert(&mms, &key, &fresh))
 			return NULL;
-		*slot = mm_id;
-		return bpf_map_lookup_elem(&mms, &mm_id);
+		*slot = key;
+		return bpf_map_lookup_elem(&mms, &key);
 	}
 	if (proc->flags & UM_PROC_AWAIT_EXEC) {
 		/* The root before its exec runs unitmeter's own image: start with the exec'd one. */
@@ -46,58 +143,57 @@ static __always_inline struct um_mm *mm_adopt(__u32 mm_id, __u32 curr)
 			return NULL;
 	}
 	fresh.tgid = tgid;
-	/* attach: counters read from /proc stand in until the kernel reports each one */
+	/* attach: the counters the loader read from /proc, already in the group's sum */
 	for (int m = 0; m < UM_MM_NR_MEMBERS; m++)
 		fresh.member_bytes[m] = proc->initial_member_bytes[m];
 	fresh.rss_bytes = fresh.member_bytes[UM_MM_FILEPAGES] + fresh.member_bytes[UM_MM_ANONPAGES] +
 			  fresh.member_bytes[UM_MM_SHMEMPAGES];
 	fresh.peak_rss_bytes = fresh.rss_bytes;
-	if (map_insert(&mms, &mm_id, &fresh))
+	if (map_insert(&mms, &key, &fresh))
 		return NULL;
 	for (int m = 0; m < UM_MM_NR_MEMBERS; m++)
 		proc->initial_member_bytes[m] = 0;
 	/* a new mm of a known process: exec replaced the old one, which is gone or going */
-	if (proc->mm_id && proc->mm_id != mm_id)
-		mm_retire_by_id(proc, proc->mm_id);
-	proc->mm_id = mm_id;
-	return bpf_map_lookup_elem(&mms, &mm_id);
+	if (proc->mm && proc->mm != key)
+		mm_retire(proc, proc->mm);
+	proc->mm = key;
+	return bpf_map_lookup_elem(&mms, &key);
 }
 
-SEC("tracepoint/kmem/rss_stat")
-int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
+SEC("tp_btf/rss_stat")
+int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 {
-	__u32 mm_id = ctx->mm_id;
-	__u32 member = ctx->member;
+	struct task_struct *task;
 	struct um_mm *mm;
-	__s64 delta;
+	__u64 key;
+	bool curr;
 
-	if (member >= UM_MM_NR_MEMBERS || member == UM_MM_SWAPENTS)
+	if ((__u32)member >= UM_MM_NR_MEMBERS || member == UM_MM_SWAPENTS)
 		return 0;
+	task = bpf_get_current_task_btf();
+	curr = task->mm == kmm;
 	/*
-	 * The task's own mm (curr=1): only a tracked task's can matter. Kernel threads working on
-	 * a user mm (kthread_use_mm) and io_uring workers (not created through the fork
-	 * tracepoint) go the long way. A change from another context (curr=0: fork copying,
-	 * reclaim, the OOM reaper) is always looked up.
+	 * The task's own mm: only a tracked task's can matter. Kernel threads working on a user mm
+	 * (kthread_use_mm) and io_uring workers (not created through the fork tracepoint) go the
+	 * long way. A change from another context (fork copying, reclaim, the OOM reaper) is
+	 * always looked up.
 	 */
-	if (ctx->curr && !current_tracked()) {
-		struct task_struct *task = bpf_get_current_task_btf();
-
-		if (!(task->flags & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
-			return 0;
+	if (curr && !current_tracked() && !(task->flags & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
+		return 0;
+	key = (__u64)kmm;
+	mm = bpf_map_lookup_elem(&mms, &key);
+	if (mm) {
+		mm_member_sync(mm, kmm, member);
+		return 0;
 	}
-	mm = bpf_map_lookup_elem(&mms, &mm_id);
-	if (!mm) {
-		mm = mm_adopt(mm_id, ctx->curr);
-		if (!mm)
-			return 0;
-	}
-	/*
-	 * Exchange, not read-then-write: two CPUs reporting the same mm at once each take the
-	 * other's value as their base, so the deltas add up to the last value exactly.
-	 */
-	delta = ctx->size - (__s64)__sync_lock_test_and_set(&mm->member_bytes[member], ctx->size);
-	if (delta)
-		rss_apply(mm, delta);
+	mm = mm_adopt(kmm, curr);
+	if (!mm)
+		return 0;
+	/* every member from the kernel: a fork's copy starts at 0, attach's /proc figures were
+	 * rounded and a moment old */
+	mm_member_sync(mm, kmm, UM_MM_FILEPAGES);
+	mm_member_sync(mm, kmm, UM_MM_ANONPAGES);
+	mm_member_sync(mm, kmm, UM_MM_SHMEMPAGES);
 	return 0;
 }
 

@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct um_mm);
 } mms_map_t;
 
@@ -52,7 +52,7 @@ typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } pending_mm_map_t;
 
 /* tid inside a write-family syscall on a regular file -> 1 */
@@ -117,13 +117,35 @@ extern __u32 trust_marks;
 #define UM_PF_KTHREAD 0x00200000
 
 /*
+ * What each CPU runs, as sched_switch last saw it: (tid << 1) | 1 when the thread is tracked,
+ * tid << 1 when not. Asking it costs a load; asking the mark costs a task-storage lookup
+ * (~70 ns), which every page fault on the machine would pay. A thread it does not name (a
+ * switch-in not seen, or the loader's reset at attach) is asked the long way.
+ */
+extern __u64 cpu_running[UM_MAX_CPUS];
+
+static __always_inline __u64 cpu_running_entry(__u32 tid, bool tracked)
+{
+	return (__u64)tid << 1 | tracked;
+}
+
+/*
  * Whether the current task may be a tracked thread (see tracked_tasks): false only when the
  * marks are trusted and it has none.
  */
 static __always_inline bool current_tracked(void)
 {
-	return !trust_marks ||
-	       bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+	__u32 cpu = bpf_get_smp_processor_id(), tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 seen;
+
+	if (!trust_marks)
+		return true;
+	if (cpu < UM_MAX_CPUS) {
+		seen = cpu_running[cpu];
+		if (seen >> 1 == tid)
+			return seen & 1;
+	}
+	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
 }
 
 /* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
@@ -233,9 +255,9 @@ static __always_inline void rss_apply(struct um_mm *mm, __s64 delta)
 }
 
 /* Retire an mm its process no longer uses: keep its peak, take its pages off every sum. */
-static __always_inline void mm_retire_by_id(struct um_proc *proc, __u32 mm_id)
+static __always_inline void mm_retire(struct um_proc *proc, __u64 mm_key)
 {
-	struct um_mm *mm = bpf_map_lookup_elem(&mms, &mm_id);
+	struct um_mm *mm = bpf_map_lookup_elem(&mms, &mm_key);
 
 	if (!mm)
 		return;
@@ -243,7 +265,7 @@ static __always_inline void mm_retire_by_id(struct um_proc *proc, __u32 mm_id)
 		proc->peak_rss_bytes = mm->peak_rss_bytes;
 	if (mm->rss_bytes)
 		rss_apply(mm, -mm->rss_bytes);
-	bpf_map_delete_elem(&mms, &mm_id);
+	bpf_map_delete_elem(&mms, &mm_key);
 }
 
 /* Add to a counter (a struct um_unit field, named) of an open unit; 0 or a closed unit: nothing. */

@@ -66,8 +66,9 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!bpf_map_lookup_elem(&procs, &tgid))
 		return 0;
 	if (is_fork(id)) {
-		mark = 0;
-		bpf_map_update_elem(&pending_mm, &tid, &mark, BPF_ANY);
+		__u64 none = 0;
+
+		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
 	} else if (fd_is_regular_file(PT_REGS_PARM1_CORE(regs))) {
 		mark = 1;
 		bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);

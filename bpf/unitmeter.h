@@ -31,6 +31,8 @@
 #define UM_UNIT_SLOTS 4096
 /* um_unit.id of a slot being filled: taken, but not yet a unit anyone may charge */
 #define UM_UNIT_CLAIMING 1
+/* Possible CPUs whose share of an mm counter is summed (rss.bpf.c); more: refused at start. */
+#define UM_MAX_CPUS 1024
 
 /* kernel mm counters (include/linux/mm_types_task.h); MM_SWAPENTS is not resident. */
 enum um_rss_member {
@@ -124,13 +126,12 @@ _Static_assert(sizeof(struct um_unit_record) == 96, "um_unit_record layout");
 /* procs map value, keyed by tgid. */
 struct um_proc {
 	__u32 ppid;
-	__u32 mm_id;        /* rss_stat hash of the current mm, 0 until bound */
 	__u32 flags;        /* enum um_proc_flags */
 	__u32 live_threads; /* threads not yet switched out dead */
 	__u32 threads_seen;
 	__s32 exit_code;
 	__u32 unit_depth; /* nesting of unit-function calls in this process */
-	__u32 pad;
+	__u64 mm;         /* kernel address of its current mm_struct (the mms key), 0 until bound */
 	__u64 own_unit; /* id of the unit this process opened, 0 when none */
 	__u64 units[UM_SCOPE_DEPTH]; /* open units whose scope holds this process, newest first */
 	__u64 start_ns;
@@ -142,7 +143,7 @@ struct um_proc {
 	__u64 initial_member_bytes[UM_MM_NR_MEMBERS];
 };
 
-/* mms map value, keyed by the rss_stat mm_id. */
+/* mms map value, keyed by the kernel address of the mm_struct. */
 struct um_mm {
 	__u32 tgid; /* 0 while fork or exec is still building this mm */
 	__u32 pad;

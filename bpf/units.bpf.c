@@ -82,7 +82,7 @@ static long forget_in_proc(struct bpf_map *map, __u32 *tgid, struct um_proc *pro
 	return 0;
 }
 
-static long forget_in_mm(struct bpf_map *map, __u32 *mm_id, struct um_mm *mm, __u64 *id)
+static long forget_in_mm(struct bpf_map *map, __u64 *mm_key, struct um_mm *mm, __u64 *id)
 {
 	units_remove(mm->units, *id);
 	return 0;
@@ -113,7 +113,7 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	 */
 	alone = owner && unit->processes == 1 && owner->live_threads == 1;
 	if (alone) {
-		struct um_mm *mm = owner->mm_id ? bpf_map_lookup_elem(&mms, &owner->mm_id) : NULL;
+		struct um_mm *mm = owner->mm ? bpf_map_lookup_elem(&mms, &owner->mm) : NULL;
 
 		units_remove(owner->units, id);
 		if (mm)
@@ -203,7 +203,8 @@ int BPF_KPROBE(unit_enter)
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_unit *unit;
 	struct um_mm *mm;
-	__u32 mm_id, spec;
+	__u64 mm_key;
+	__u32 spec;
 	__u64 id = 0;
 	__s64 rss;
 
@@ -215,8 +216,8 @@ int BPF_KPROBE(unit_enter)
 	unit = unit_claim(__sync_fetch_and_add(&next_unit_id, 1) + 1, &id);
 	if (!unit)
 		return 0;
-	mm_id = proc->mm_id;
-	mm = mm_id ? bpf_map_lookup_elem(&mms, &mm_id) : NULL;
+	mm_key = proc->mm;
+	mm = mm_key ? bpf_map_lookup_elem(&mms, &mm_key) : NULL;
 	spec = bpf_get_attach_cookie(ctx);
 	if (spec == UM_SPEC_FROM_ARG)
 		spec = (__u32)PT_REGS_PARM1(ctx);

@@ -134,10 +134,34 @@ static int on_record(void *ctx, void *data, size_t size)
 	return t->record_fn(t->record_ctx, data, size);
 }
 
+/*
+ * rss.bpf.c reads each CPU's share of an mm counter at the counter's address plus that CPU's
+ * per-CPU offset; its learn_cpu_offsets program finds the offsets. Run it once, before anything
+ * is attached: without them every RSS figure would be wrong, so failing here is fatal.
+ */
+static int learn_cpu_offsets(struct tracer *t, int n_cpus)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.learn_cpu_offsets), &opts);
+
+	if (err) {
+		err = -errno;
+		um_err("cannot learn the kernel's per-CPU offsets: %s", strerror(-err));
+		return err;
+	}
+	if ((int)opts.retval != n_cpus) {
+		um_err("cannot learn the kernel's per-CPU offsets: %u of %d CPUs found", opts.retval,
+		       n_cpus);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
 		 void *ctx)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
+	int n_cpus = libbpf_num_possible_cpus();
 	int err;
 
 	if (!t)
@@ -154,6 +178,13 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	if (cfg->ring_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
+	if (n_cpus < 1 || n_cpus > UM_MAX_CPUS) {
+		err = n_cpus < 0 ? n_cpus : -E2BIG;
+		um_err("cannot trace on this machine: %d possible CPUs (at most %d are supported)",
+		       n_cpus, UM_MAX_CPUS);
+		goto fail;
+	}
+	t->skel->rodata->nr_possible_cpus = n_cpus;
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	if (!cfg->n_targets) {
 		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
@@ -169,6 +200,9 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 			       "log)", strerror(-err));
 		goto fail;
 	}
+	err = learn_cpu_offsets(t, n_cpus);
+	if (err)
+		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -457,7 +491,7 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 		live.page_alloc_bytes = proc.page_alloc_bytes;
 		live.output_bytes = proc.output_bytes;
 		live.threads = proc.threads_seen;
-		if (proc.mm_id && bpf_map_lookup_elem(mms_fd, &proc.mm_id, &mm) == 0 &&
+		if (proc.mm && bpf_map_lookup_elem(mms_fd, &proc.mm, &mm) == 0 &&
 		    mm.peak_rss_bytes > live.peak_rss_bytes)
 			live.peak_rss_bytes = mm.peak_rss_bytes;
 		/* close the slices still running: what the scheduler has charged since the last switch */
