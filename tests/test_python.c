@@ -319,3 +319,56 @@ Test(python, malformed_spec_is_refused)
 	cr_expect_not_null(strstr(r.err, "is malformed: write python:QUALNAME"), "%s", r.err);
 	um_result_free(&r);
 }
+
+/*
+ * 3.6-3.11 wrap a __main__ unit function by line-tracing the main module's top level until its
+ * def has run. The imports around the def must run untraced, the trace must resume after them
+ * (the def is found), and the builtin import must be back once the def is wrapped.
+ */
+static void expect_main_between_imports(const char *python)
+{
+	static char path[512];
+	const char *args[] = { "run", "-q", "--unit", "python:fit", python, path, NULL };
+	struct um_result r;
+	json_t *units, *traced, *t, *u;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/../../tools/workloads/python/main_imports.py",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s: status %d: %s", python, r.status, r.err);
+	cr_assert_not_null(r.truth, "%s printed no truth: %s\n%s", python, r.out, r.err);
+	units = jget(r.manifest, "units");
+	cr_expect_eq(json_array_size(units), (size_t)jnum(r.truth, "calls"), "%s: %zu units for %.0f calls",
+		     python, json_array_size(units), jnum(r.truth, "calls"));
+	json_array_foreach(units, i, u)
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+	traced = jget(r.truth, "imports_traced");
+	cr_expect_eq(json_array_size(traced), 2);
+	json_array_foreach(traced, i, t)
+		cr_expect(json_is_false(t), "%s: import %zu ran under the bootstrap's tracer", python, i);
+	cr_expect(json_is_true(jget(r.truth, "builtin_import_restored")),
+		  "%s: the builtin __import__ was not put back", python);
+	um_result_free(&r);
+}
+
+Test(python, main_unit_between_imports_36_to_311)
+{
+	const char *versions[] = { "3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7" };
+	int tried = 0;
+
+	if (access(DEBIAN_PYTHON, X_OK) == 0) {
+		expect_main_between_imports(DEBIAN_PYTHON);
+		tried++;
+	}
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		const char *py = pyenv(versions[i]);
+
+		if (py) {
+			expect_main_between_imports(py);
+			tried++;
+		}
+	}
+	if (!tried)
+		cr_skip_test("no CPython 3.6-3.11 here");
+}
