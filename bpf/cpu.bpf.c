@@ -68,6 +68,21 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 		proc_finish(tgid, now);
 }
 
+/* Charge a CPU's pending page bytes to the thread it ran (normally the one switching out). */
+static __always_inline void charge_leaving_pages(__u32 cpu, __u32 tid)
+{
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct um_proc *proc;
+	__u32 tgid;
+
+	if (!th)
+		return;
+	tgid = th->tgid;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc)
+		cpu_pending_charge(cpu, tid, proc);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -78,8 +93,14 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 now = 0;
 
-	if (cpu < UM_MAX_CPUS)
+	if (cpu < UM_MAX_CPUS) {
+		__u64 seen = cpu_running[cpu];
+
+		/* the leaving thread's pages: before its entry can go with it (a dead one's does) */
+		if ((seen & 1) && cpu_pending_alloc[cpu].bytes)
+			charge_leaving_pages(cpu, seen >> 1);
 		cpu_running[cpu] = cpu_running_entry(next_tid, in != NULL);
+	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
 		now = bpf_ktime_get_ns();

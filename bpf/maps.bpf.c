@@ -26,5 +26,6 @@ __u64 orphan_slices;
 __u64 switch_in_misses;
 __u32 trust_marks;
 __u64 cpu_running[UM_MAX_CPUS];
+struct cpu_pending_alloc cpu_pending_alloc[UM_MAX_CPUS];
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -200,20 +200,25 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 {
-	__u32 tgid;
+	__u32 cpu = bpf_get_smp_processor_id(), tid = (__u32)bpf_get_current_pid_tgid(), tgid;
+	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31), seen;
 	struct um_proc *proc;
-	__u64 bytes;
 
-	/* every page allocated on the machine comes here: the cheap test first */
+	/* every page allocated on the machine comes here: what sched_switch saw first */
+	if (cpu < UM_MAX_CPUS) {
+		seen = cpu_running[cpu];
+		if (seen >> 1 == tid) {
+			if (seen & 1)
+				__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, bytes);
+			return 0;
+		}
+	}
+	/* a thread sched_switch did not name here: the mark, then its process, at once */
 	if (!current_tracked())
 		return 0;
 	tgid = current_tgid();
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc)
-		return 0;
-	bytes = (__u64)UM_PAGE_SIZE << (order & 31);
-	__sync_fetch_and_add(&proc->page_alloc_bytes, bytes);
-	UNIT_ADD(proc->units[0], page_alloc_bytes, bytes);
-	UNIT_ADD(proc->units[1], page_alloc_bytes, bytes);
+	if (proc)
+		proc_charge_page_alloc(proc, bytes);
 	return 0;
 }

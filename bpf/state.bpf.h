@@ -148,6 +148,9 @@ static __always_inline bool current_tracked(void)
 	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
 }
 
+/* Page bytes each CPU holds for the tracked thread cpu_running names (see unitmeter.h). */
+extern struct cpu_pending_alloc cpu_pending_alloc[UM_MAX_CPUS];
+
 /* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
 static __always_inline void mark_tracked(struct task_struct *task)
 {
@@ -275,6 +278,30 @@ static __always_inline void mm_retire(struct um_proc *proc, __u64 mm_key)
 		if (__u)                                                           \
 			__sync_fetch_and_add(&__u->field, (value));                \
 	} while (0)
+
+/* Pages allocated by a thread of proc: the process's figure and its open units'. */
+static __always_inline void proc_charge_page_alloc(struct um_proc *proc, __u64 bytes)
+{
+	__sync_fetch_and_add(&proc->page_alloc_bytes, bytes);
+	UNIT_ADD(proc->units[0], page_alloc_bytes, bytes);
+	UNIT_ADD(proc->units[1], page_alloc_bytes, bytes);
+}
+
+/*
+ * Charge what a CPU holds for thread tid (of proc), if it runs that thread. An exchange: the
+ * CPU itself may be adding at the same time.
+ */
+static __always_inline void cpu_pending_charge(__u32 cpu, __u32 tid, struct um_proc *proc)
+{
+	__u64 bytes;
+
+	if (cpu >= UM_MAX_CPUS || cpu_running[cpu] != cpu_running_entry(tid, true) ||
+	    !cpu_pending_alloc[cpu].bytes)
+		return;
+	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+	if (bytes)
+		proc_charge_page_alloc(proc, bytes);
+}
 
 static __always_inline void units_push(__u64 *list, __u64 id)
 {

@@ -166,6 +166,19 @@ struct um_thread {
 	__u32 pad;
 };
 
+/*
+ * Bytes of pages that the tracked thread a CPU runs allocated there, not yet charged: the
+ * page-alloc program adds here instead of looking the process up for every page. They are charged
+ * to the thread's process and units when it switches out and before its units change (a unit
+ * opening or closing); the loader adds them to a live process's figure when tracing ends. A
+ * cache line per CPU, so CPUs share none.
+ */
+struct cpu_pending_alloc {
+	__u64 bytes;
+	__u64 pad[7];
+};
+_Static_assert(sizeof(struct cpu_pending_alloc) == 64, "cpu_pending_alloc layout");
+
 /* units map value, in slot id % UM_UNIT_SLOTS. */
 struct um_unit {
 	__u64 id; /* 0: a free slot */

@@ -21,21 +21,23 @@ struct unit_edge {
 	__u64 cpu_ns;
 };
 
-static __always_inline bool proc_in_unit(__u32 tgid, __u64 id)
-{
-	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
-
-	return proc && (proc->units[0] == id || proc->units[1] == id);
-}
-
-/* Another scope thread still on a CPU when the unit closes: its running slice so far counts. */
+/*
+ * Another scope thread still on a CPU when the unit closes: its running slice so far counts, and
+ * the pages that CPU holds for it.
+ */
 static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread *th,
 			      struct unit_edge *edge)
 {
+	__u32 tgid = th->tgid;
+	struct um_proc *proc;
 	__u64 since;
 
-	if (*tid == edge->closer_tid || !th->running || !proc_in_unit(th->tgid, edge->id))
+	if (*tid == edge->closer_tid || !th->running)
 		return 0;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!proc || (proc->units[0] != edge->id && proc->units[1] != edge->id))
+		return 0;
+	cpu_pending_charge(th->cpu, *tid, proc);
 	since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
 	if (edge->now > since)
 		edge->cpu_ns += edge->now - since;
@@ -100,6 +102,10 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	if (!unit)
 		return 0;
 	owner = bpf_map_lookup_elem(&procs, &tgid);
+	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
+	if (owner && current_tgid() == tgid)
+		cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(),
+				   owner);
 	edge.start_ns = unit->start_ns;
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
@@ -158,6 +164,20 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	return 0;
 }
 
+/* A unit opens: what the process's other running threads hold goes to the units before it. */
+static long charge_sibling_pages(struct bpf_map *map, __u32 *tid, struct um_thread *th,
+				 __u32 *tgid)
+{
+	struct um_proc *proc;
+
+	if (th->tgid != *tgid || !th->running)
+		return 0;
+	proc = bpf_map_lookup_elem(&procs, tgid);
+	if (proc)
+		cpu_pending_charge(th->cpu, *tid, proc);
+	return 0;
+}
+
 struct claim {
 	__u64 seq;
 	__u64 id;
@@ -213,6 +233,10 @@ int BPF_KPROBE(unit_enter)
 	/* recursion, or a second thread entering while the unit is open: part of the same unit */
 	if (__sync_fetch_and_add(&proc->unit_depth, 1) != 0)
 		return 0;
+	/* pages allocated before the unit are not the unit's: charge what CPUs hold for them */
+	cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(), proc);
+	if (proc->live_threads > 1)
+		bpf_for_each_map_elem(&threads, charge_sibling_pages, &tgid, 0);
 	unit = unit_claim(__sync_fetch_and_add(&next_unit_id, 1) + 1, &id);
 	if (!unit)
 		return 0;

@@ -60,6 +60,43 @@ Test(units, spike_sizes_each_within_a_mebibyte)
 	um_result_free(&r);
 }
 
+/* page_alloc_bytes of each unit within [low, low * 1.02 + slack MiB] (page tables, stacks). */
+static void expect_page_allocs(const char *const *mode, const double *low_mib, size_t n,
+			       double slack_mib)
+{
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u;
+	size_t i;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(units), n, "units: %zu\n%s", json_array_size(units), r.err);
+	json_array_foreach(units, i, u) {
+		double bytes = jnum(u, "page_alloc_bytes"), low = low_mib[i] * MIB_F;
+
+		cr_expect(bytes >= low && bytes <= low * 1.02 + slack_mib * MIB_F,
+			  "%s unit %zu: page_alloc_bytes %.0f, pages touched %.0f", mode[1], i, bytes, low);
+	}
+	um_result_free(&r);
+}
+
+/*
+ * Pages are counted per CPU and charged at switch-out and at the unit's edges: every page a
+ * unit touches is in it (its own, its threads', its child's), and none of the unit before it.
+ */
+Test(units, page_allocs_of_the_unit_its_threads_and_child)
+{
+	const char *spikes[] = { "--mode", "spikes", "--sizes", "16,48,8", "--hold-ms", "0", NULL };
+	const char *threads[] = { "--mode", "cpu", "--units", "3", "--cpu-ms", "20", "--threads", "3",
+				  "--thread-mib", "24", NULL };
+	const char *child[] = { "--mode", "fork", "--child-mib", "48", "--cpu-ms", "50", NULL };
+	static const double spikes_mib[] = { 16, 48, 8 }, threads_mib[] = { 48, 48, 48 },
+			    child_mib[] = { 48 };
+
+	expect_page_allocs(spikes, spikes_mib, 3, 1);
+	expect_page_allocs(threads, threads_mib, 3, 2);
+	expect_page_allocs(child, child_mib, 1, 4);
+}
+
 /* CPU-bound units, `threads` threads each: each unit's cpu_s within 2% of the thread clocks. */
 static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *threads)
 {

@@ -25,6 +25,7 @@
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
+	int n_cpus; /* possible CPUs: the length of the per-CPU arrays in .bss that are used */
 	struct bpf_link **unit_links; /* entry and return probe per target and program */
 	size_t n_unit_links, cap_unit_links;
 	const struct tracer_config *cfg;
@@ -185,6 +186,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		goto fail;
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
+	t->n_cpus = n_cpus;
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	if (!cfg->n_targets) {
 		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
@@ -505,6 +507,10 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 				continue;
 			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
 				live.cpu_ns += runtime - th.runtime_seen_ns;
+			/* pages a CPU still holds for this thread (charged at its switch-out) */
+			for (int cpu = 0; cpu < t->n_cpus; cpu++)
+				if (t->skel->bss->cpu_running[cpu] == ((__u64)tkey << 1 | 1))
+					live.page_alloc_bytes += t->skel->bss->cpu_pending_alloc[cpu].bytes;
 		}
 		fn(ctx, &live);
 		n++;

@@ -91,6 +91,8 @@ static inline void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
+	if (!ms)
+		return; /* nanosleep(0) still switches the thread out: "no hold" means none */
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }

@@ -4,7 +4,8 @@
  * Each unit's truth (bytes touched, thread CPU clocks, pids) is printed as JSON:
  * {"units": [...]} on the last line of stdout, or one line per unit with --stream.
  *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps
- *   cpu       --units N --cpu-ms C [--threads T]  CPU-bound units, T threads each
+ *   cpu       --units N --cpu-ms C [--threads T] [--thread-mib M]  CPU-bound units, T threads
+ *             each; each helper thread first touches M MiB and unmaps it
  *   recursion --units N --depth D  fit_unit calls itself D times
  *   fork      --child-mib M --cpu-ms C  the unit forks a child that holds M MiB and burns C ms
  *   exit      two units, then one that calls exit(3) inside the unit
@@ -33,6 +34,7 @@ struct job {
 	long hold_ms;
 	long cpu_ms;
 	long threads;
+	long thread_mib; /* touched and unmapped by each helper thread before it burns */
 	long depth;
 	long child_mib;
 	int exit_inside, kill_inside;
@@ -54,6 +56,8 @@ static void *burn_thread(void *arg)
 {
 	struct job *j = arg;
 
+	if (j->thread_mib > 0)
+		munmap(touch_anon(j->thread_mib * MIB), j->thread_mib * MIB);
 	return (void *)(uintptr_t)burn_cpu_ns(j->cpu_ms * 1000000ULL);
 }
 
@@ -192,6 +196,7 @@ int main(int argc, char **argv)
 		.hold_ms = arg_long(argc, argv, "--hold-ms", 1),
 		.cpu_ms = arg_long(argc, argv, "--cpu-ms", 0),
 		.threads = arg_long(argc, argv, "--threads", 1),
+		.thread_mib = arg_long(argc, argv, "--thread-mib", 0),
 		.child_mib = 0,
 	};
 
