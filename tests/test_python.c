@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "helpers.h"
 
@@ -371,4 +372,36 @@ Test(python, main_unit_between_imports_36_to_311)
 	}
 	if (!tried)
 		cr_skip_test("no CPython 3.6-3.11 here");
+}
+
+/* A program's own sitecustomize (Debian ships one) still runs behind the bootstrap's. */
+Test(python, the_programs_own_sitecustomize_still_runs)
+{
+	char dir[] = "/tmp/unitmeter-site-XXXXXX", path[512], ran[512], script_path[512];
+	const char *args[] = { "run", "-q", "--unit", "python:fit", DEBIAN_PYTHON, script_path, NULL };
+	struct um_result r;
+	FILE *f;
+
+	if (access(DEBIAN_PYTHON, X_OK))
+		cr_skip_test("%s is absent", DEBIAN_PYTHON);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sitecustomize.py", dir);
+	snprintf(ran, sizeof(ran), "%s/ran", dir);
+	snprintf(script_path, sizeof(script_path), "%s/../../tools/workloads/python/main_imports.py",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "import os\nos.close(os.open(%s, os.O_CREAT | os.O_WRONLY, 0o666))\n",
+		"os.path.join(os.path.dirname(__file__), 'ran')");
+	fclose(f);
+	chmod(dir, 0777); /* the traced program runs as the sudo caller */
+	setenv("PYTHONPATH", dir, 1);
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_expect_eq(access(ran, F_OK), 0, "the program's sitecustomize did not run: %s", r.err);
+	cr_expect_eq(json_array_size(jget(r.manifest, "units")), 3, "%s", r.err);
+	um_result_free(&r);
+	unlink(ran);
+	unlink(path);
+	rmdir(dir);
 }
