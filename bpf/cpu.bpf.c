@@ -68,19 +68,29 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 		proc_finish(tgid, now);
 }
 
-/* Charge a CPU's pending page bytes to the thread it ran (normally the one switching out). */
+/*
+ * Charge this CPU's pending page bytes to the thread it ran (normally the one switching out).
+ * They are taken out in any case: left behind, they would go to the next tracked thread here,
+ * of any process. A thread whose process is already gone counts as an orphan slice.
+ */
 static __always_inline void charge_leaving_pages(__u32 cpu, __u32 tid)
 {
-	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	struct um_proc *proc;
+	__u64 bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu & (UM_MAX_CPUS - 1)].bytes, 0);
+	struct um_thread *th;
+	struct um_proc *proc = NULL;
 	__u32 tgid;
 
-	if (!th)
+	if (!bytes)
 		return;
-	tgid = th->tgid;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th) {
+		tgid = th->tgid;
+		proc = bpf_map_lookup_elem(&procs, &tgid);
+	}
 	if (proc)
-		cpu_pending_charge(cpu, tid, proc);
+		proc_charge_page_alloc(proc, bytes);
+	else
+		__sync_fetch_and_add(&orphan_slices, 1);
 }
 
 SEC("tp_btf/sched_switch")
@@ -95,11 +105,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[cpu];
+		bool tracked = in != NULL;
 
 		/* the leaving thread's pages: before its entry can go with it (a dead one's does) */
-		if ((seen & 1) && cpu_pending_alloc[cpu].bytes)
+		if (seen & 1)
 			charge_leaving_pages(cpu, seen >> 1);
-		cpu_running[cpu] = cpu_running_entry(next_tid, in != NULL);
+		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
+		if (tracked && trust_marks && !bpf_task_storage_get(&tracked_tasks, next, 0, 0))
+			tracked = false;
+		cpu_running[cpu] = cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {

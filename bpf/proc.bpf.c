@@ -34,6 +34,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	struct um_proc proc = {};
 	struct um_proc_start *rec;
 	__u64 *pending;
+	int err;
 
 	if (!pproc)
 		return 0;
@@ -41,7 +42,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	th.tgid = tgid;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
 	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */
-	if (map_insert(&threads, &tid, &th) == -17 /* EEXIST */) {
+	err = map_insert(&threads, &tid, &th);
+	if (err && err != -17 /* EEXIST */)
+		/* a tracked thread without an entry: what each CPU runs is no longer a sure test */
+		trust_marks = 0;
+	if (err == -17) {
 		__sync_fetch_and_add(&thread_collisions, 1);
 		bpf_map_update_elem(&threads, &tid, &th, BPF_EXIST);
 	}
@@ -102,10 +107,13 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		return 0;
 	proc->flags &= ~UM_PROC_AWAIT_EXEC;
 	/* a non-leader thread that execs takes the tid of the leader, which is gone by now:
-	 * its CPU accounting moves to the new key */
+	 * its CPU accounting moves to the new key, and so does its CPU's entry in cpu_running */
 	if ((__u32)old_pid != tgid) {
-		__u32 old_tid = old_pid;
+		__u32 old_tid = old_pid, cpu = bpf_get_smp_processor_id();
 		struct um_thread *th = bpf_map_lookup_elem(&threads, &old_tid);
+
+		if (cpu < UM_MAX_CPUS && cpu_running[cpu] == cpu_running_entry(old_tid, true))
+			cpu_running[cpu] = cpu_running_entry(tgid, true);
 
 		if (th) {
 			struct um_thread moved = *th;

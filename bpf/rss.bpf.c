@@ -82,14 +82,26 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		counter = &kmm->rss_stat[UM_MM_SHMEMPAGES];
 		break;
 	}
-	pages = counter->count;
 	shares = (__u64)counter->counters;
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		struct refcount_struct *share = bpf_rdonly_cast(
-			(void *)(shares + cpu_offsets[cpu]),
-			bpf_core_type_id_kernel(struct refcount_struct));
+	/*
+	 * Without the counter's lock: a CPU folding its share into the count between our read of
+	 * the count and of that share would be missed (up to a batch, 32 pages here). A fold changes
+	 * the count, so a changed count means read again (once: a second fold in a few ns is rarer
+	 * than the event that follows and corrects it).
+	 */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		__s64 count = counter->count;
 
-		pages += share->refs.counter;
+		pages = count;
+		for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+			struct refcount_struct *share = bpf_rdonly_cast(
+				(void *)(shares + cpu_offsets[cpu]),
+				bpf_core_type_id_kernel(struct refcount_struct));
+
+			pages += share->refs.counter;
+		}
+		if (counter->count == count)
+			break;
 	}
 	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
 }
@@ -204,8 +216,9 @@ int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31), seen;
 	struct um_proc *proc;
 
-	/* every page allocated on the machine comes here: what sched_switch saw first */
-	if (cpu < UM_MAX_CPUS) {
+	/* every page allocated on the machine comes here: what sched_switch saw first (unless the
+	 * marks are off: then the threads map may miss tracked threads, and everything is looked up) */
+	if (cpu < UM_MAX_CPUS && trust_marks) {
 		seen = cpu_running[cpu];
 		if (seen >> 1 == tid) {
 			if (seen & 1)

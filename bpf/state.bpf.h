@@ -120,7 +120,8 @@ extern __u32 trust_marks;
  * What each CPU runs, as sched_switch last saw it: (tid << 1) | 1 when the thread is tracked,
  * tid << 1 when not. Asking it costs a load; asking the mark costs a task-storage lookup
  * (~70 ns), which every page fault on the machine would pay. A thread it does not name (a
- * switch-in not seen, or the loader's reset at attach) is asked the long way.
+ * switch-in not seen, one running since before attach) is asked the long way. Tracked means a
+ * threads entry and, while marks are trusted, the mark.
  */
 extern __u64 cpu_running[UM_MAX_CPUS];
 

@@ -35,6 +35,26 @@ Test(run, spike_held_2ms_is_the_group_peak)
 	um_result_free(&r);
 }
 
+/*
+ * A non-leader thread touches memory and execs (the leader gone): the pages are its process's,
+ * counted per CPU under its old tid and charged when it switches out under the new one.
+ */
+Test(run, pages_of_a_thread_that_execs_stay_with_its_process)
+{
+	struct um_result r;
+	const char *args[] = { "run", workload("threads"), "--exec-mib", "64", NULL };
+	double pages, truth;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
+	cr_assert_not_null(r.truth, "the workload printed no truth: %s", r.out);
+	pages = jnum(jget(r.manifest, "run"), "page_alloc_bytes");
+	truth = jnum(r.truth, "touched_bytes");
+	cr_expect(pages >= truth && pages <= truth * 1.05 + 8 * MIB_F,
+		  "page_alloc_bytes %.0f, the thread touched %.0f", pages, truth);
+	um_result_free(&r);
+}
+
 /* Children hold memory at the same time; the parent's pages are inherited by each child. */
 Test(run, forked_children_counted_from_their_first_page)
 {

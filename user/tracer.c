@@ -353,7 +353,7 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	struct bpf_link *link;
 	int err;
 
-	if (t->n_unit_links + 3 > t->cap_unit_links) { /* and a slot for tear-down */
+	if (t->n_unit_links + 2 > t->cap_unit_links) {
 		size_t cap = t->cap_unit_links ? 2 * t->cap_unit_links : 16;
 		struct bpf_link **links = realloc(t->unit_links, cap * sizeof(*links));
 
@@ -485,12 +485,32 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 
 		key = next;
 		prev = &key;
+		/*
+		 * Pages CPUs still hold for its threads, taken out before the process is read: a
+		 * switch-out charges them to the process, so read after, they could count twice or,
+		 * read before the process, not at all.
+		 */
+		while (bpf_map_get_next_key(threads_fd, tprev, &tnext) == 0) {
+			struct um_thread th;
+
+			tkey = tnext;
+			tprev = &tkey;
+			if (bpf_map_lookup_elem(threads_fd, &tkey, &th) || th.tgid != key)
+				continue;
+			for (int cpu = 0; cpu < t->n_cpus; cpu++)
+				if (__atomic_load_n(&t->skel->bss->cpu_running[cpu], __ATOMIC_SEQ_CST) ==
+				    ((__u64)tkey << 1 | 1))
+					live.page_alloc_bytes += __atomic_exchange_n(
+						&t->skel->bss->cpu_pending_alloc[cpu].bytes, 0,
+						__ATOMIC_SEQ_CST);
+		}
+		tprev = NULL;
 		if (bpf_map_lookup_elem(procs_fd, &key, &proc))
 			continue;
 		live.ppid = proc.ppid;
 		live.cpu_ns = proc.cpu_ns;
 		live.peak_rss_bytes = proc.peak_rss_bytes;
-		live.page_alloc_bytes = proc.page_alloc_bytes;
+		live.page_alloc_bytes += proc.page_alloc_bytes;
 		live.output_bytes = proc.output_bytes;
 		live.threads = proc.threads_seen;
 		if (proc.mm && bpf_map_lookup_elem(mms_fd, &proc.mm, &mm) == 0 &&
@@ -507,10 +527,6 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 				continue;
 			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
 				live.cpu_ns += runtime - th.runtime_seen_ns;
-			/* pages a CPU still holds for this thread (charged at its switch-out) */
-			for (int cpu = 0; cpu < t->n_cpus; cpu++)
-				if (t->skel->bss->cpu_running[cpu] == ((__u64)tkey << 1 | 1))
-					live.page_alloc_bytes += t->skel->bss->cpu_pending_alloc[cpu].bytes;
 		}
 		fn(ctx, &live);
 		n++;
@@ -525,7 +541,7 @@ static void *destroy_link(void *link)
 }
 
 /*
- * Closing a uprobe or a classic-tracepoint link waits for an RCU grace period (70-130 ms each
+ * Closing a uprobe link waits for an RCU grace period (70-130 ms each
  * on these machines), and one after the other they were most of a short run's tear-down: close
  * them side by side, each in a thread of its own, and wait for all.
  */
@@ -553,12 +569,6 @@ void tracer__destroy(struct tracer *t)
 		return;
 	tracer__stop_holding(t);
 	ring_buffer__free(t->rb);
-	if (t->skel && t->n_unit_links < t->cap_unit_links) {
-		/* the classic tracepoint's link goes with the uprobes; the skeleton's others are
-		 * tp_btf links, which close at once */
-		t->unit_links[t->n_unit_links++] = t->skel->links.handle_rss_stat;
-		t->skel->links.handle_rss_stat = NULL;
-	}
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	free(t->unit_links);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)

@@ -3,11 +3,29 @@
  * threads: --threads T threads, each burning --cpu-ms of CPU. Truth: each thread's
  * CLOCK_THREAD_CPUTIME_ID, the process's CLOCK_PROCESS_CPUTIME_ID at the very end, and the
  * process's peak RSS (VmHWM) then, which covers every thread's stack.
+ *
+ * --exec-mib M instead: the main thread leaves (pthread_exit) while a second thread touches M MiB
+ * and then execs /bin/true, so a non-leader thread execs and takes the process id. Truth: the
+ * bytes it touched, printed before the exec.
  */
 #include <pthread.h>
 #include "truth.h"
 
 static long cpu_ms;
+static long exec_mib;
+
+static void *touch_then_exec(void *arg)
+{
+	char *const argv[] = { "true", NULL };
+
+	(void)arg;
+	touch_anon(exec_mib * MIB);
+	printf("{\"touched_bytes\": %lld}\n", (long long)exec_mib * MIB);
+	fflush(stdout);
+	execv("/bin/true", argv);
+	perror("execv");
+	exit(1);
+}
 
 static void *worker(void *arg)
 {
@@ -22,6 +40,14 @@ int main(int argc, char **argv)
 	uint64_t used[64], sum = 0;
 
 	cpu_ms = arg_long(argc, argv, "--cpu-ms", 300);
+	exec_mib = arg_long(argc, argv, "--exec-mib", 0);
+	if (exec_mib > 0) {
+		pthread_t toucher;
+
+		if (pthread_create(&toucher, NULL, touch_then_exec, NULL))
+			return 2;
+		pthread_exit(NULL);
+	}
 	if (n < 1 || n > 64)
 		return 2;
 	for (long i = 0; i < n; i++)
