@@ -75,7 +75,7 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
  */
 static __always_inline void charge_leaving_pages(__u32 cpu, __u32 tid)
 {
-	__u64 bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu & (UM_MAX_CPUS - 1)].bytes, 0);
+	__u64 bytes = cpu_pending_take(cpu);
 	struct um_thread *th;
 	struct um_proc *proc = NULL;
 	__u32 tgid;
@@ -113,7 +113,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
 		if (tracked && trust_marks && !bpf_task_storage_get(&tracked_tasks, next, 0, 0))
 			tracked = false;
-		cpu_running[cpu] = cpu_running_entry(next_tid, tracked);
+		cpu_running[cpu] = um_cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {

@@ -7,7 +7,7 @@
  * percpu_counter_sum() reads it: the shared count plus every CPU's unfolded share. The classic
  * kmem:rss_stat tracepoint carries that sum, but the kernel then computes it and feeds the perf
  * path on every page fault of every process while anyone listens (~0.12x of a faulting workload
- * here, BENCHMARKS.md); this way untracked processes pay one mark lookup.
+ * here, BENCHMARKS.md); this way untracked processes pay the per-CPU test of current_tracked().
  *
  * The CPUs' shares sit at the counter's __percpu address plus each CPU's per-CPU offset. This
  * kernel names neither __per_cpu_offset nor this_cpu_off to BPF, so learn_cpu_offsets() takes
@@ -212,23 +212,21 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), tid = (__u32)bpf_get_current_pid_tgid(), tgid;
-	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31), seen;
+	__u32 cpu = bpf_get_smp_processor_id(), tgid;
+	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31);
 	struct um_proc *proc;
 
 	/* every page allocated on the machine comes here: what sched_switch saw first (unless the
 	 * marks are off: then the threads map may miss tracked threads, and everything is looked up) */
-	if (cpu < UM_MAX_CPUS && trust_marks) {
-		seen = cpu_running[cpu];
-		if (seen >> 1 == tid) {
-			if (seen & 1)
-				__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, bytes);
+	if (trust_marks) {
+		int known = cpu_running_current(cpu);
+
+		if (known == 1 && cpu < UM_MAX_CPUS)
+			__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, bytes);
+		/* a thread sched_switch did not name here: the mark, then its process, at once */
+		if (known >= 0 || !current_marked())
 			return 0;
-		}
 	}
-	/* a thread sched_switch did not name here: the mark, then its process, at once */
-	if (!current_tracked())
-		return 0;
 	tgid = current_tgid();
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (proc)

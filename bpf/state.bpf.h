@@ -117,17 +117,28 @@ extern __u32 trust_marks;
 #define UM_PF_KTHREAD 0x00200000
 
 /*
- * What each CPU runs, as sched_switch last saw it: (tid << 1) | 1 when the thread is tracked,
- * tid << 1 when not. Asking it costs a load; asking the mark costs a task-storage lookup
- * (~70 ns), which every page fault on the machine would pay. A thread it does not name (a
- * switch-in not seen, one running since before attach) is asked the long way. Tracked means a
- * threads entry and, while marks are trusted, the mark.
+ * What each CPU runs, as sched_switch last saw it (um_cpu_running_entry). Asking it costs a
+ * load; asking the mark costs a task-storage lookup (~70 ns), which every page fault on the
+ * machine would pay. A thread it does not name (a switch-in not seen, one running since before
+ * attach) is asked the long way. Tracked means a threads entry and, while marks are trusted,
+ * the mark.
  */
 extern __u64 cpu_running[UM_MAX_CPUS];
 
-static __always_inline __u64 cpu_running_entry(__u32 tid, bool tracked)
+/* What cpu_running says of the current thread on this CPU: 1 tracked, 0 not, -1 not named. */
+static __always_inline int cpu_running_current(__u32 cpu)
 {
-	return (__u64)tid << 1 | tracked;
+	__u64 seen;
+
+	if (cpu >= UM_MAX_CPUS)
+		return -1;
+	seen = cpu_running[cpu];
+	return seen >> 1 == (__u32)bpf_get_current_pid_tgid() ? (int)(seen & 1) : -1;
+}
+
+static __always_inline bool current_marked(void)
+{
+	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
 }
 
 /*
@@ -136,17 +147,12 @@ static __always_inline __u64 cpu_running_entry(__u32 tid, bool tracked)
  */
 static __always_inline bool current_tracked(void)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 seen;
+	int known;
 
 	if (!trust_marks)
 		return true;
-	if (cpu < UM_MAX_CPUS) {
-		seen = cpu_running[cpu];
-		if (seen >> 1 == tid)
-			return seen & 1;
-	}
-	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+	known = cpu_running_current(bpf_get_smp_processor_id());
+	return known >= 0 ? known : current_marked();
 }
 
 /* Page bytes each CPU holds for the tracked thread cpu_running names (see unitmeter.h). */
@@ -289,17 +295,24 @@ static __always_inline void proc_charge_page_alloc(struct um_proc *proc, __u64 b
 }
 
 /*
- * Charge what a CPU holds for thread tid (of proc), if it runs that thread. An exchange: the
- * CPU itself may be adding at the same time.
+ * Take what a CPU holds: an exchange, since the CPU itself may be adding at the same time. A
+ * plain load first: most of the time there is nothing, and the exchange is a locked write.
  */
+static __always_inline __u64 cpu_pending_take(__u32 cpu)
+{
+	if (cpu >= UM_MAX_CPUS || !cpu_pending_alloc[cpu].bytes)
+		return 0;
+	return __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+}
+
+/* Charge what a CPU holds for thread tid (of proc), if it runs that thread. */
 static __always_inline void cpu_pending_charge(__u32 cpu, __u32 tid, struct um_proc *proc)
 {
 	__u64 bytes;
 
-	if (cpu >= UM_MAX_CPUS || cpu_running[cpu] != cpu_running_entry(tid, true) ||
-	    !cpu_pending_alloc[cpu].bytes)
+	if (cpu >= UM_MAX_CPUS || cpu_running[cpu] != um_cpu_running_entry(tid, 1))
 		return;
-	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+	bytes = cpu_pending_take(cpu);
 	if (bytes)
 		proc_charge_page_alloc(proc, bytes);
 }

@@ -179,6 +179,15 @@ struct cpu_pending_alloc {
 };
 _Static_assert(sizeof(struct cpu_pending_alloc) == 64, "cpu_pending_alloc layout");
 
+/*
+ * An entry of cpu_running (maps.bpf.c): what a CPU runs, as sched_switch last saw it. The
+ * thread's tid, and whether it is tracked in the low bit.
+ */
+static inline __u64 um_cpu_running_entry(__u32 tid, int tracked)
+{
+	return (__u64)tid << 1 | (tracked ? 1 : 0);
+}
+
 /* units map value, in slot id % UM_UNIT_SLOTS. */
 struct um_unit {
 	__u64 id; /* 0: a free slot */

@@ -275,7 +275,6 @@ int BPF_KRETPROBE(unit_return)
 {
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
-
 	__u64 id;
 
 	/* depth 0: a call that began before attach, whose entry was never seen */

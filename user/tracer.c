@@ -25,7 +25,6 @@
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
-	int n_cpus; /* possible CPUs: the length of the per-CPU arrays in .bss that are used */
 	struct bpf_link **unit_links; /* entry and return probe per target and program */
 	size_t n_unit_links, cap_unit_links;
 	const struct tracer_config *cfg;
@@ -186,7 +185,6 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		goto fail;
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
-	t->n_cpus = n_cpus;
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	if (!cfg->n_targets) {
 		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
@@ -497,9 +495,9 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 			tprev = &tkey;
 			if (bpf_map_lookup_elem(threads_fd, &tkey, &th) || th.tgid != key)
 				continue;
-			for (int cpu = 0; cpu < t->n_cpus; cpu++)
+			for (__u32 cpu = 0; cpu < t->skel->rodata->nr_possible_cpus; cpu++)
 				if (__atomic_load_n(&t->skel->bss->cpu_running[cpu], __ATOMIC_SEQ_CST) ==
-				    ((__u64)tkey << 1 | 1))
+				    um_cpu_running_entry(tkey, 1))
 					live.page_alloc_bytes += __atomic_exchange_n(
 						&t->skel->bss->cpu_pending_alloc[cpu].bytes, 0,
 						__ATOMIC_SEQ_CST);
@@ -541,9 +539,9 @@ static void *destroy_link(void *link)
 }
 
 /*
- * Closing a uprobe link waits for an RCU grace period (70-130 ms each
- * on these machines), and one after the other they were most of a short run's tear-down: close
- * them side by side, each in a thread of its own, and wait for all.
+ * Closing a uprobe link waits for an RCU grace period (70-130 ms each on these machines), and one
+ * after the other they were most of a short run's tear-down: close them side by side, each in a
+ * thread of its own, and wait for all.
  */
 static void destroy_links_in_parallel(struct bpf_link **links, size_t n)
 {
