@@ -39,6 +39,8 @@ LDLIBS := -lbpf -lelf -lz -ljansson -lm -pthread
 # maps.bpf.c first: libbpf's linker resolves the others' extern maps only to an earlier definition.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
+SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
@@ -63,15 +65,25 @@ $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo:
 	$(Q)mkdir -p $@
 
+# The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
+# baseline for what a 5.10 kernel offers. The loader picks one at start (user/kernel.c).
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BASELINE=1 -c $< -o $@
+
 # Link the per-concern objects into one; gen object also strips DWARF but keeps BTF.
 $(OUTPUT)/unitmeter.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/unitmeter_baseline.bpf.o: $(BPF_BASELINE_OBJS)
 	$(call msg,LINK-BPF,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
@@ -79,7 +91,15 @@ $(OUTPUT)/unitmeter.skel.h: $(OUTPUT)/unitmeter.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(OUTPUT)/unitmeter.skel.h
+# The loader opens either object through the first skeleton's struct: the two must name the same
+# programs, maps and globals at the same offsets, which the comparison of their structs proves.
+$(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT)/unitmeter.skel.h
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_baseline_bpf > $@.tmp
+	$(Q)tools/skel-layout.sh $(OUTPUT)/unitmeter.skel.h unitmeter_bpf $@.tmp unitmeter_baseline_bpf
+	$(Q)mv $@.tmp $@
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -97,7 +117,7 @@ $(SPANK): spank/unitmeter_spank.c
 	$(Q)$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -shared -fPIC $< -o $@
 
 # Tests link the user objects (pure functions are tested directly) and run the binary.
-$(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(OUTPUT)/unitmeter.skel.h
+$(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
 

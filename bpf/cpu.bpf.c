@@ -7,6 +7,25 @@
  */
 #include "state.bpf.h"
 
+/* rss.bpf.c: a tracked thread's RSS cache, brought up to date */
+extern int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm_key);
+
+/* Before 5.14 the task's state field was `state`. */
+struct task_struct___state_before_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether a task switching out is dead (its final switch). The tracepoint names the state only
+ * from 5.18 on; the task's own field is what it reports.
+ */
+static __always_inline bool task_is_dead(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return task->__state & UM_TASK_DEAD;
+	return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
+}
+
 struct slice {
 	__u64 cpu_ns;     /* scheduler runtime of the slice: exact */
 	__u64 since_ns;   /* switch-in */
@@ -64,8 +83,13 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 		return;
 	bpf_map_delete_elem(&threads, &tid);
 	/* the last thread's final switch-out: nothing more can be charged to the process */
-	if (proc && __sync_fetch_and_add(&proc->live_threads, -1) == 1)
-		proc_finish(tgid, now);
+	if (proc) {
+		bool held = um_lock();
+
+		if (um_fetch_add(&proc->live_threads, -1) == 1)
+			proc_finish(tgid, now);
+		um_unlock(held);
+	}
 }
 
 /*
@@ -94,8 +118,7 @@ static __always_inline void charge_leaving_pages(__u32 cpu, __u32 tid)
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
@@ -111,14 +134,19 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		if (seen & 1)
 			charge_leaving_pages(cpu, seen >> 1);
 		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
-		if (tracked && trust_marks && !bpf_task_storage_get(&tracked_tasks, next, 0, 0))
+		if (tracked && trust_marks && !task_marked(next))
 			tracked = false;
 		cpu_running[cpu] = um_cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
+		bool dead = task_is_dead(prev);
+
+		/* what its cache took outside a fault (a dying thread's was folded at its exit) */
+		if (thread_rss_caches && !dead)
+			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		now = bpf_ktime_get_ns();
-		thread_switch_out(out, prev_tid, prev, now, prev_state & UM_TASK_DEAD);
+		thread_switch_out(out, prev_tid, prev, now, dead);
 	}
 	if (in) {
 		in->on_cpu_since_ns = now ? now : bpf_ktime_get_ns();

@@ -14,6 +14,10 @@ units_map_t units SEC(".maps");
 pending_mm_map_t pending_mm SEC(".maps");
 pending_write_map_t pending_write SEC(".maps");
 events_map_t events SEC(".maps");
+baseline_lock_map_t baseline_lock SEC(".maps");
+
+const volatile __u32 nr_possible_cpus = 1;
+const volatile __u32 thread_rss_caches;
 
 __s64 group_rss_bytes;
 __u64 group_peak_rss_bytes;
@@ -24,6 +28,7 @@ __u64 scope_overflows;
 __u64 thread_collisions;
 __u64 orphan_slices;
 __u64 switch_in_misses;
+__u64 lock_timeouts;
 __u32 trust_marks;
 __u64 cpu_running[UM_MAX_CPUS];
 struct cpu_pending_alloc cpu_pending_alloc[UM_MAX_CPUS];

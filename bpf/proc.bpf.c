@@ -8,6 +8,9 @@
 
 #define UM_SIGSTOP 19
 
+/* rss.bpf.c: the mm an exec built */
+extern int mm_adopt_exec(void);
+
 /*
  * --lookup-at-exec: bare unit symbols are looked up in each program a tracked process execs. A
  * program not yet in exec_programs stops its process at the exec (the stop is taken on the way
@@ -102,9 +105,11 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_program_id program;
 	struct um_proc_exec *rec;
+	bool held;
 
 	if (!proc)
 		return 0;
+	held = um_lock();
 	proc->flags &= ~UM_PROC_AWAIT_EXEC;
 	/* a non-leader thread that execs takes the tid of the leader, which is gone by now:
 	 * its CPU accounting moves to the new key, and so does its CPU's entry in cpu_running */
@@ -125,6 +130,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (proc->own_unit)
 		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
 	proc->unit_depth = 0;
+	mm_adopt_exec();
+	um_unlock(held);
 
 	rec = record_reserve(sizeof(*rec));
 	if (!rec)

@@ -14,15 +14,24 @@
  * them from a per-CPU array of our own: the address bpf_map_lookup_percpu_elem() gives for a
  * CPU, less the array's __percpu base (bpf_array.pptrs[0]), is that CPU's offset.
  *
+ * Kernels before the per-CPU counters (the baseline build, UM_BASELINE) keep each mm counter as
+ * one atomic, and every thread of the mm keeps a private cache of its own changes
+ * (task->rss_stat), added silently on most page faults and folded into the mm every 64 faults,
+ * at exec and at exit, each fold an rss_stat event. There an mm's RSS is its counters plus the
+ * caches of the threads that use it; each tracked thread's cache is copied in its threads
+ * entry and brought up to date where it changes: at the end of every page fault (fexit of
+ * handle_mm_fault), at switch-out (cpu.bpf.c), and at its own mm's events, where a fold is told
+ * from other changes by the state the kernel folds in (see cache_is_folding).
+ *
  * mms are keyed by their address and learned from the events: on the owner's own events, or,
  * for a child being forked, on the copy's events that arrive from the parent's context before
- * sched_process_fork names the child.
+ * sched_process_fork names the child; the mm an exec builds, at the exec (mm_adopt_exec).
  */
 #include "state.bpf.h"
 
-const volatile __u32 nr_possible_cpus = 1;
-
+#if !UM_BASELINE
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#endif
 
 /* __per_cpu_offset[cpu], filled once by learn_cpu_offsets() before anything is attached */
 __u64 cpu_offsets[UM_MAX_CPUS];
@@ -62,6 +71,160 @@ int learn_cpu_offsets(void *ctx)
 	}
 	return cpu;
 }
+
+/* The kernel's types before the per-CPU counters (include/linux/mm_types_task.h), for CO-RE. */
+struct mm_rss_stat___cached {
+	atomic_long_t count[UM_MM_NR_MEMBERS];
+};
+
+struct mm_struct___cached {
+	struct mm_rss_stat___cached rss_stat;
+} __attribute__((preserve_access_index));
+
+struct task_rss_stat___cached {
+	int events; /* faults since the last fold */
+	int count[UM_MM_NR_MEMBERS];
+};
+
+struct task_struct___cached {
+	struct task_rss_stat___cached rss_stat;
+} __attribute__((preserve_access_index));
+
+/* mm/memory.c: a thread folds its cache when a fault finds more than this many since the last */
+#define UM_TASK_RSS_EVENTS_THRESH 64
+/* include/linux/sched.h */
+#define UM_PF_EXITING 0x00000004
+
+/* A thread's cache as the kernel holds it now; false when it cannot be read. */
+static __always_inline bool task_cache_read(struct task_struct *task,
+					    struct task_rss_stat___cached *cache)
+{
+	return !bpf_core_read(cache, sizeof(*cache), &((struct task_struct___cached *)task)->rss_stat);
+}
+
+/* Whether the copy in a threads entry still equals the cache the kernel holds. */
+static __always_inline bool cache_unchanged(const struct um_thread *th,
+					    const struct task_rss_stat___cached *cache)
+{
+	return th->rss_cache_pages[UM_MM_FILEPAGES] == cache->count[UM_MM_FILEPAGES] &&
+	       th->rss_cache_pages[UM_MM_ANONPAGES] == cache->count[UM_MM_ANONPAGES] &&
+	       th->rss_cache_pages[UM_MM_SHMEMPAGES] == cache->count[UM_MM_SHMEMPAGES];
+}
+
+/*
+ * Bring a thread's copy of its cache up to the kernel's and apply the difference to the mm it
+ * uses. `folding` is the member the kernel is folding into the mm at this very event (its new
+ * counter value already holds it, and the cache is zeroed right after): taken as 0. The
+ * cache's part goes first, so a fold never shows its pages twice, not even for an instant.
+ */
+static __always_inline void cache_sync(struct um_thread *th, struct um_mm *mm,
+				       const struct task_rss_stat___cached *cache, int folding)
+{
+	__s32 file = folding == UM_MM_FILEPAGES ? 0 : cache->count[UM_MM_FILEPAGES];
+	__s32 anon = folding == UM_MM_ANONPAGES ? 0 : cache->count[UM_MM_ANONPAGES];
+	__s32 shmem = folding == UM_MM_SHMEMPAGES ? 0 : cache->count[UM_MM_SHMEMPAGES];
+	__s64 pages = (__s64)(file - th->rss_cache_pages[UM_MM_FILEPAGES]) +
+		      (anon - th->rss_cache_pages[UM_MM_ANONPAGES]) +
+		      (shmem - th->rss_cache_pages[UM_MM_SHMEMPAGES]);
+
+	th->rss_cache_pages[UM_MM_FILEPAGES] = file;
+	th->rss_cache_pages[UM_MM_ANONPAGES] = anon;
+	th->rss_cache_pages[UM_MM_SHMEMPAGES] = shmem;
+	if (pages)
+		rss_apply(mm, pages * UM_PAGE_SIZE);
+}
+
+/*
+ * Whether an event of the current task's own mm is the fold of its cache (sync_mm_rss). Folds
+ * come from a fault that found the cache's event count past the threshold (it is then one past
+ * anything a fault leaves), from exit (PF_EXITING) and from exec (in_execve); other changes of
+ * one's own mm in those moments (a huge page mapped while exiting) are taken as folds too, and
+ * the copy is mended at the next fault's end or switch-out.
+ */
+static __always_inline bool cache_is_folding(const struct task_rss_stat___cached *cache)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	return cache->events > UM_TASK_RSS_EVENTS_THRESH + 1 ||
+	       (BPF_CORE_READ(task, flags) & UM_PF_EXITING) ||
+	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
+/*
+ * A tracked thread's cache after it may have changed outside our events: at the end of a
+ * fault, at switch-out (cpu.bpf.c). task is the thread's address, mm_key the mm it uses. The
+ * lock is taken only when the copy differs.
+ */
+__hidden int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm_key)
+{
+	struct task_rss_stat___cached cache;
+	struct um_thread *th;
+	struct um_mm *mm;
+	bool held;
+
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !mm_key || !task_cache_read((struct task_struct *)task, &cache) ||
+	    cache_unchanged(th, &cache))
+		return 0;
+	held = um_lock();
+	/* an mm not adopted yet keeps the old copy: its adoption reads the counters alone */
+	mm = bpf_map_lookup_elem(&mms, &mm_key);
+	if (mm)
+		cache_sync(th, mm, &cache, -1);
+	um_unlock(held);
+	return 0;
+}
+
+/* The end of every page fault: the faulting thread's cache took the fault's pages. Loaded only
+ * where threads keep caches. */
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
+{
+	__u64 task;
+
+	if (!current_tracked())
+		return 0;
+	task = bpf_get_current_task();
+	return thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(),
+				     (__u64)CURRENT_READ(mm));
+}
+
+/*
+ * The current thread's own mm changed: first its cache (the fold of `member` when this is
+ * one), then the counter. Under the lock, from handle_rss_stat.
+ */
+static __always_inline void own_mm_sync(struct um_mm *mm, struct mm_struct *kmm, int member)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_rss_stat___cached cache;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (th && task_cache_read((struct task_struct *)bpf_get_current_task(), &cache))
+		cache_sync(th, mm, &cache, cache_is_folding(&cache) ? member : -1);
+}
+
+#if UM_BASELINE
+/* The value of one mm counter, in bytes: one atomic (the threads' caches are kept apart). */
+static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 member)
+{
+	struct mm_struct___cached *mm = (void *)kmm;
+	__s64 pages;
+
+	switch (member) {
+	case UM_MM_FILEPAGES:
+		pages = BPF_CORE_READ(mm, rss_stat.count[UM_MM_FILEPAGES].counter);
+		break;
+	case UM_MM_ANONPAGES:
+		pages = BPF_CORE_READ(mm, rss_stat.count[UM_MM_ANONPAGES].counter);
+		break;
+	default:
+		pages = BPF_CORE_READ(mm, rss_stat.count[UM_MM_SHMEMPAGES].counter);
+		break;
+	}
+	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+}
+
+#else /* per-CPU counters */
 
 /* The value of one mm counter, in bytes, as percpu_counter_sum_positive() would give it. */
 static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 member)
@@ -105,6 +268,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 	}
 	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
 }
+#endif /* UM_BASELINE */
 
 /*
  * Bring one member of a known mm up to the kernel's value. An exchange, not read-then-write:
@@ -114,7 +278,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 static __always_inline void mm_member_sync(struct um_mm *mm, struct mm_struct *kmm, __u32 member)
 {
 	__u64 bytes = mm_counter_bytes(kmm, member);
-	__s64 delta = bytes - __sync_lock_test_and_set(&mm->member_bytes[member & 3], bytes);
+	__s64 delta = bytes - um_xchg(&mm->member_bytes[member & 3], bytes);
 
 	if (delta)
 		rss_apply(mm, delta);
@@ -147,13 +311,9 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		*slot = key;
 		return bpf_map_lookup_elem(&mms, &key);
 	}
-	if (proc->flags & UM_PROC_AWAIT_EXEC) {
-		/* The root before its exec runs unitmeter's own image: start with the exec'd one. */
-		struct task_struct *task = bpf_get_current_task_btf();
-
-		if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
-			return NULL;
-	}
+	/* the root before its exec runs unitmeter's own image: its mm is the exec's (mm_adopt_exec) */
+	if (proc->flags & UM_PROC_AWAIT_EXEC)
+		return NULL;
 	fresh.tgid = tgid;
 	/* attach: the counters the loader read from /proc, already in the group's sum */
 	for (int m = 0; m < UM_MM_NR_MEMBERS; m++)
@@ -172,40 +332,68 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 	return bpf_map_lookup_elem(&mms, &key);
 }
 
+/* Every member of a newly adopted mm from the kernel: a fork's copy starts at 0, attach's /proc
+ * figures were rounded and a moment old. */
+static __always_inline void mm_sync_all(struct um_mm *mm, struct mm_struct *kmm)
+{
+	mm_member_sync(mm, kmm, UM_MM_FILEPAGES);
+	mm_member_sync(mm, kmm, UM_MM_ANONPAGES);
+	mm_member_sync(mm, kmm, UM_MM_SHMEMPAGES);
+}
+
 SEC("tp_btf/rss_stat")
 int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 {
-	struct task_struct *task;
 	struct um_mm *mm;
-	__u64 key;
-	bool curr;
+	bool curr, adopted = false, held;
+	__u64 key = (__u64)kmm;
 
 	if ((__u32)member >= UM_MM_NR_MEMBERS || member == UM_MM_SWAPENTS)
 		return 0;
-	task = bpf_get_current_task_btf();
-	curr = task->mm == kmm;
+	curr = CURRENT_READ(mm) == kmm;
 	/*
 	 * The task's own mm: only a tracked task's can matter. Kernel threads working on a user mm
 	 * (kthread_use_mm) and io_uring workers (not created through the fork tracepoint) go the
 	 * long way. A change from another context (fork copying, reclaim, the OOM reaper) is
 	 * always looked up.
 	 */
-	if (curr && !current_tracked() && !(task->flags & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
+	if (curr && !current_tracked() &&
+	    !(CURRENT_READ(flags) & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
 		return 0;
-	key = (__u64)kmm;
+	held = um_lock();
 	mm = bpf_map_lookup_elem(&mms, &key);
-	if (mm) {
-		mm_member_sync(mm, kmm, member);
-		return 0;
+	if (!mm) {
+		mm = mm_adopt(kmm, curr);
+		adopted = true;
 	}
-	mm = mm_adopt(kmm, curr);
-	if (!mm)
+	if (mm) {
+		if (curr && thread_rss_caches)
+			own_mm_sync(mm, kmm, member);
+		if (adopted)
+			mm_sync_all(mm, kmm);
+		else
+			mm_member_sync(mm, kmm, member);
+	}
+	um_unlock(held);
+	return 0;
+}
+
+/*
+ * The mm an exec built, adopted at the exec (proc.bpf.c calls this from sched_process_exec,
+ * under the lock): events of the new image before this moment could not be told from the old
+ * one's (the root's is unitmeter's own copy); every counter is read here.
+ */
+__hidden int mm_adopt_exec(void)
+{
+	struct mm_struct *kmm = CURRENT_READ(mm);
+	__u64 key = (__u64)kmm;
+	struct um_mm *mm;
+
+	if (!kmm || bpf_map_lookup_elem(&mms, &key))
 		return 0;
-	/* every member from the kernel: a fork's copy starts at 0, attach's /proc figures were
-	 * rounded and a moment old */
-	mm_member_sync(mm, kmm, UM_MM_FILEPAGES);
-	mm_member_sync(mm, kmm, UM_MM_ANONPAGES);
-	mm_member_sync(mm, kmm, UM_MM_SHMEMPAGES);
+	mm = mm_adopt(kmm, true);
+	if (mm)
+		mm_sync_all(mm, kmm);
 	return 0;
 }
 

@@ -12,6 +12,21 @@
 #include <bpf/bpf_core_read.h>
 #include "unitmeter.h"
 
+/*
+ * The programs are built twice from these sources (Makefile), and the loader picks the object
+ * the running kernel can take (user/kernel.c):
+ * - UM_BASELINE 0: kernels that keep mm counters per CPU (mm->rss_stat is percpu_counter[]),
+ *   which also have every newer BPF feature used here: fetching atomics, task storage,
+ *   bpf_get_current_task_btf, attach cookies, the kfunc bpf_rdonly_cast.
+ * - UM_BASELINE 1: what a 5.10 kernel offers. mm counters are plain atomics with a private cache
+ *   in each thread (task->rss_stat), read where they change (rss.bpf.c); the only atomic is the
+ *   plain add, so read-modify-write runs under one lock (um_lock); tracked threads are known by
+ *   their threads entry; each unit spec has its own entry program instead of a cookie.
+ */
+#ifndef UM_BASELINE
+#define UM_BASELINE 0
+#endif
+
 /* include/linux/sched.h: a task's state on its final switch-out */
 #define UM_TASK_DEAD 0x00000080
 /* include/linux/sched/signal.h */
@@ -75,12 +90,30 @@ typedef struct {
  * chase instead of a hash lookup, which matters most for the untracked processes on the
  * machine, which would otherwise pay hash misses on every page fault.
  */
+#if UM_BASELINE
+/* no task storage before 5.11: the threads map is the mark; this stays empty */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, __u32);
+} tracked_tasks_map_t;
+#else
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, __u32);
 } tracked_tasks_map_t;
+#endif
+
+/* The baseline lock: held while its one key is in the map (see um_lock). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} baseline_lock_map_t;
 
 extern procs_map_t procs SEC(".maps");
 extern tracked_tasks_map_t tracked_tasks SEC(".maps");
@@ -90,6 +123,7 @@ extern units_map_t units SEC(".maps");
 extern pending_mm_map_t pending_mm SEC(".maps");
 extern pending_write_map_t pending_write SEC(".maps");
 extern events_map_t events SEC(".maps");
+extern baseline_lock_map_t baseline_lock SEC(".maps");
 
 extern __s64 group_rss_bytes;
 extern __u64 group_peak_rss_bytes;
@@ -103,6 +137,88 @@ extern __u64 thread_collisions;
 extern __u64 orphan_slices;
 /* a unit's closing thread found marked off-CPU: its switch-in was not seen (see units.bpf.c) */
 extern __u64 switch_in_misses;
+/* baseline: the lock could not be had in time and an update ran without it (see um_lock) */
+extern __u64 lock_timeouts;
+/* possible CPUs: the bound of every loop over them (set by the loader) */
+extern const volatile __u32 nr_possible_cpus;
+/*
+ * Set by the loader when the kernel's threads keep private RSS caches (task->rss_stat, before
+ * the per-CPU mm counters): rss.bpf.c then reads them where they change.
+ */
+extern const volatile __u32 thread_rss_caches;
+
+/*
+ * Read-modify-write of shared counters. With fetching atomics (5.12) they are the compiler's
+ * builtins; the baseline runs the same steps as plain code, inside um_lock().
+ */
+#if UM_BASELINE
+#define um_fetch_add(p, v)                                                         \
+	({                                                                         \
+		__typeof__(*(p)) __old = *(p);                                     \
+		*(p) = __old + (v);                                                \
+		__old;                                                             \
+	})
+#define um_cas(p, expected, desired)                                               \
+	({                                                                         \
+		__typeof__(*(p)) __seen = *(p);                                    \
+		if (__seen == (expected))                                          \
+			*(p) = (desired);                                          \
+		__seen;                                                            \
+	})
+#define um_xchg(p, v)                                                              \
+	({                                                                         \
+		__typeof__(*(p)) __seen = *(p);                                    \
+		*(p) = (v);                                                        \
+		__seen;                                                            \
+	})
+#else
+#define um_fetch_add(p, v) __sync_fetch_and_add(p, v)
+#define um_cas(p, expected, desired) __sync_val_compare_and_swap(p, expected, desired)
+#define um_xchg(p, v) __sync_lock_test_and_set(p, v)
+#endif
+
+/* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
+#define UM_LOCK_TRIES 256
+
+/*
+ * The baseline's one lock, around every read-modify-write of shared accounting state: taken by
+ * inserting its key (an insert that fails while the key is there), released by deleting it.
+ * BPF spin locks are refused to tracing programs on these kernels. Not had in time (a holder
+ * interrupted, or nested on this CPU), the update runs unlocked and lock_timeouts says so.
+ * Returns whether it is held; with fetching atomics it is never taken.
+ */
+static __always_inline bool um_lock(void)
+{
+#if UM_BASELINE
+	__u32 key = 0, one = 1;
+
+	for (int i = 0; i < UM_LOCK_TRIES; i++)
+		if (!bpf_map_update_elem(&baseline_lock, &key, &one, BPF_NOEXIST))
+			return true;
+	__sync_fetch_and_add(&lock_timeouts, 1);
+#endif
+	return false;
+}
+
+static __always_inline void um_unlock(bool held)
+{
+#if UM_BASELINE
+	__u32 key = 0;
+
+	if (held)
+		bpf_map_delete_elem(&baseline_lock, &key);
+#endif
+}
+
+/*
+ * Fields of the current task. bpf_get_current_task_btf() (5.11) gives a pointer the verifier
+ * lets us load through; before it, the task's address is a number, read with probe reads.
+ */
+#if UM_BASELINE
+#define CURRENT_READ(...) BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), __VA_ARGS__)
+#else
+#define CURRENT_READ(field) (bpf_get_current_task_btf()->field)
+#endif
 
 static __always_inline __u32 current_tgid(void)
 {
@@ -138,7 +254,23 @@ static __always_inline int cpu_running_current(__u32 cpu)
 
 static __always_inline bool current_marked(void)
 {
+#if UM_BASELINE
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&threads, &tid) != NULL;
+#else
 	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+#endif
+}
+
+/* Whether a task that has a threads entry carries the mark (not a stale entry's reused tid). */
+static __always_inline bool task_marked(struct task_struct *task)
+{
+#if UM_BASELINE
+	return true;
+#else
+	return bpf_task_storage_get(&tracked_tasks, task, 0, 0) != NULL;
+#endif
 }
 
 /*
@@ -161,11 +293,13 @@ extern struct cpu_pending_alloc cpu_pending_alloc[UM_MAX_CPUS];
 /* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
 static __always_inline void mark_tracked(struct task_struct *task)
 {
+#if !UM_BASELINE
 	/* an unmarked tracked task would be skipped: from now on, look every event up */
 	if (!bpf_task_storage_get(&tracked_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
 		__sync_fetch_and_add(&map_full, 1);
 		trust_marks = 0;
 	}
+#endif
 }
 
 /*
@@ -179,7 +313,7 @@ static __always_inline void peak_raise(__u64 *peak, __s64 value)
 	if (value <= 0)
 		return;
 	for (int i = 0; i < 8 && (__u64)value > seen; i++) {
-		__u64 prev = __sync_val_compare_and_swap(peak, seen, (__u64)value);
+		__u64 prev = um_cas(peak, seen, (__u64)value);
 
 		if (prev == seen)
 			break;
@@ -203,6 +337,21 @@ static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 	 * this runs twice for every unit */
 	cfs_rq = task->se.cfs_rq;
 	return cfs_rq ? cfs_rq->rq->prev_steal_time_rq : 0;
+}
+
+/* task_cpu_steal_ns() of the current task. */
+static __always_inline __u64 current_cpu_steal_ns(void)
+{
+#if UM_BASELINE
+	struct cfs_rq *cfs_rq;
+
+	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
+		return 0;
+	cfs_rq = CURRENT_READ(se.cfs_rq);
+	return cfs_rq ? BPF_CORE_READ(cfs_rq, rq, prev_steal_time_rq) : 0;
+#else
+	return task_cpu_steal_ns(bpf_get_current_task_btf());
+#endif
 }
 
 /* A wall-clock span on one CPU, less the steal measured on that CPU between its ends. */
@@ -251,15 +400,15 @@ static __always_inline void unit_rss_apply(__u64 id, __s64 delta)
 
 	if (!unit)
 		return;
-	peak_raise(&unit->peak_rss_bytes, __sync_fetch_and_add(&unit->rss_bytes, delta) + delta);
+	peak_raise(&unit->peak_rss_bytes, um_fetch_add(&unit->rss_bytes, delta) + delta);
 	__sync_fetch_and_add(&unit->n_rss_changes, 1);
 }
 
 /* An RSS change of one mm: the mm's own figure, the group's, and its open units'. */
 static __always_inline void rss_apply(struct um_mm *mm, __s64 delta)
 {
-	peak_raise(&mm->peak_rss_bytes, __sync_fetch_and_add(&mm->rss_bytes, delta) + delta);
-	peak_raise(&group_peak_rss_bytes, __sync_fetch_and_add(&group_rss_bytes, delta) + delta);
+	peak_raise(&mm->peak_rss_bytes, um_fetch_add(&mm->rss_bytes, delta) + delta);
+	peak_raise(&group_peak_rss_bytes, um_fetch_add(&group_rss_bytes, delta) + delta);
 	unit_rss_apply(mm->units[0], delta);
 	unit_rss_apply(mm->units[1], delta);
 }
@@ -300,25 +449,56 @@ static __always_inline void proc_charge_page_alloc(struct um_proc *proc, __u64 b
  */
 static __always_inline __u64 cpu_pending_take(__u32 cpu)
 {
+	__u64 bytes;
+
 	if (cpu >= UM_MAX_CPUS || !cpu_pending_alloc[cpu].bytes)
 		return 0;
-	return __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+#if UM_BASELINE
+	/* take out what was read with a plain add: the CPU's own adds meanwhile stay */
+	bytes = cpu_pending_alloc[cpu].bytes;
+	__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, -bytes);
+#else
+	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+#endif
+	return bytes;
 }
 
-/* Charge what a CPU holds for thread tid (of proc), if it runs that thread. */
+/*
+ * Charge what a CPU holds for thread tid (of proc), if it runs that thread. The baseline takes
+ * only its own CPU's: without an exchange, two CPUs taking the same bytes would both charge
+ * them; another CPU's bytes go at that thread's switch-out.
+ */
 static __always_inline void cpu_pending_charge(__u32 cpu, __u32 tid, struct um_proc *proc)
 {
 	__u64 bytes;
 
 	if (cpu >= UM_MAX_CPUS || cpu_running[cpu] != um_cpu_running_entry(tid, 1))
 		return;
+	if (UM_BASELINE && cpu != bpf_get_smp_processor_id())
+		return;
 	bytes = cpu_pending_take(cpu);
 	if (bytes)
 		proc_charge_page_alloc(proc, bytes);
 }
 
+/* A unit already closed is only a stale id in a list: nothing can be charged to it. */
+static __always_inline void units_prune(__u64 *list)
+{
+	if (list[1] && !unit_get(list[1]))
+		list[1] = 0;
+	if (list[0] && !unit_get(list[0])) {
+		list[0] = list[1];
+		list[1] = 0;
+	}
+}
+
+/*
+ * Lists keep the ids of units that closed while the process lived in them (a closing unit
+ * does not walk every process): they are dropped here, before they could count as overflow.
+ */
 static __always_inline void units_push(__u64 *list, __u64 id)
 {
+	units_prune(list);
 	if (list[UM_SCOPE_DEPTH - 1])
 		__sync_fetch_and_add(&scope_overflows, 1);
 	list[1] = list[0];

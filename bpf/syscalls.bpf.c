@@ -37,7 +37,8 @@ static __always_inline bool is_fork(long id)
 
 static __always_inline bool fd_is_regular_file(unsigned long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* probe reads in any case: the file table is not reachable by direct loads */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *file = NULL;
 	umode_t mode;

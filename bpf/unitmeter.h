@@ -16,8 +16,6 @@
 #define UM_MAX_SPECS 32
 /* Longest --unit SPEC text: a path and a (possibly mangled) symbol name. */
 #define UM_SPEC_TEXT_MAX 8192
-/* Attach cookie of a marker probe: the spec index is the marker's first argument. */
-#define UM_SPEC_FROM_ARG 0xffffffffU
 /*
  * How many open units one process can belong to at once: its own, and the one its parent was in
  * when it forked (a pool worker running fits inside a fit of the main process). Deeper nesting
@@ -164,6 +162,8 @@ struct um_thread {
 	__u64 last_out_ns;     /* bpf_ktime_get_ns() at the last switch-out */
 	__u32 cpu;             /* where it was switched in */
 	__u32 pad;
+	/* baseline build: the thread's RSS cache (task->rss_stat.count) as last applied, in pages */
+	__s32 rss_cache_pages[UM_MM_NR_MEMBERS];
 };
 
 /*

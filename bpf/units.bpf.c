@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Units: one call of a unit function in one process, from the uprobe on its entry to the
- * uretprobe on its return. Only the outermost call opens a unit; the loader attaches the same two
- * programs to every spec, with the spec's index as the attach cookie. For interpreted code the
- * two are plain uprobes on the begin and end markers, whose first argument is the spec index.
+ * uretprobe on its return. Only the outermost call opens a unit; the same return program serves
+ * every spec. The entry program learns the spec's index from the attach cookie (unit_enter) or,
+ * on kernels without cookies (the baseline build), from which of the unit_enter_N programs runs;
+ * for interpreted code the begin marker's first argument is the index (unit_enter_marker), and
+ * the end marker's entry takes the return program.
  */
 #include "state.bpf.h"
 
@@ -22,26 +24,32 @@ struct unit_edge {
 };
 
 /*
- * Another scope thread still on a CPU when the unit closes: its running slice so far counts, and
- * the pages that CPU holds for it.
+ * Other scope threads still on a CPU when the unit closes: their running slices so far count,
+ * and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop is over
+ * CPUs (a handful) rather than every tracked thread.
  */
-static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread *th,
-			      struct unit_edge *edge)
+static __always_inline void add_running_slices(struct unit_edge *edge)
 {
-	__u32 tgid = th->tgid;
-	struct um_proc *proc;
-	__u64 since;
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+		__u64 seen = cpu_running[cpu], since;
+		__u32 tid = seen >> 1, tgid;
+		struct um_thread *th;
+		struct um_proc *proc;
 
-	if (*tid == edge->closer_tid || !th->running)
-		return 0;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc || (proc->units[0] != edge->id && proc->units[1] != edge->id))
-		return 0;
-	cpu_pending_charge(th->cpu, *tid, proc);
-	since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-	if (edge->now > since)
-		edge->cpu_ns += edge->now - since;
-	return 0;
+		if (!(seen & 1) || tid == edge->closer_tid)
+			continue;
+		th = bpf_map_lookup_elem(&threads, &tid);
+		if (!th || !th->running)
+			continue;
+		tgid = th->tgid;
+		proc = bpf_map_lookup_elem(&procs, &tgid);
+		if (!proc || (proc->units[0] != edge->id && proc->units[1] != edge->id))
+			continue;
+		cpu_pending_charge(cpu, tid, proc);
+		since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
+		if (edge->now > since)
+			edge->cpu_ns += edge->now - since;
+	}
 }
 
 /*
@@ -52,7 +60,6 @@ static long add_running_slice(struct bpf_map *map, __u32 *tid, struct um_thread 
  */
 static __always_inline __u64 closer_slice(struct unit_edge *edge)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
 	__u64 span = 0, runtime, inside, start_steal;
 
@@ -70,7 +77,7 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 				   edge->closer_steal_ns) : 0;
 	else
 		span = inside; /* on its CPU since before the unit began */
-	runtime = task->se.sum_exec_runtime;
+	runtime = CURRENT_READ(se.sum_exec_runtime);
 	runtime = runtime > th->runtime_seen_ns ? runtime - th->runtime_seen_ns : 0;
 	/* accounted up to a switch-out before the unit began: only the part inside counts */
 	if (th->last_out_ns < edge->start_ns && runtime > inside)
@@ -78,25 +85,17 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 	return span > runtime ? span : runtime;
 }
 
-static long forget_in_proc(struct bpf_map *map, __u32 *tgid, struct um_proc *proc, __u64 *id)
-{
-	units_remove(proc->units, *id);
-	return 0;
-}
-
-static long forget_in_mm(struct bpf_map *map, __u64 *mm_key, struct um_mm *mm, __u64 *id)
-{
-	units_remove(mm->units, *id);
-	return 0;
-}
-
+/*
+ * Emit an open unit's record and free its slot. Callers hold the lock (um_lock). Only the
+ * owner's own lists forget the id here: other processes of its scope keep it until their next
+ * unit opens (units_push), and nothing is charged to a closed unit meanwhile (unit_get).
+ */
 __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 {
 	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
 	struct um_unit_record *rec;
 	struct um_proc *owner;
 	struct um_unit *unit;
-	bool alone;
 
 	unit = unit_get(id);
 	if (!unit)
@@ -110,29 +109,22 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
-	edge.closer_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
+	edge.closer_steal_ns = current_cpu_steal_ns();
 	edge.cpu_ns = closer_slice(&edge);
-	/*
-	 * A single-threaded process that forked nothing inside the unit (most fits) needs no walk
-	 * over the maps: its own lists are the only ones that name the unit. A call storm of tiny
-	 * units would otherwise pay for every bucket of three maps on each return.
-	 */
-	alone = owner && unit->processes == 1 && owner->live_threads == 1;
-	if (alone) {
+	/* a single-threaded process that forked nothing inside the unit (most fits) has no other
+	 * thread in scope that could be running */
+	if (!owner || unit->processes != 1 || owner->live_threads != 1)
+		add_running_slices(&edge);
+	if (owner) {
 		struct um_mm *mm = owner->mm ? bpf_map_lookup_elem(&mms, &owner->mm) : NULL;
 
 		units_remove(owner->units, id);
 		if (mm)
 			units_remove(mm->units, id);
-	} else {
-		bpf_for_each_map_elem(&threads, add_running_slice, &edge, 0);
-		/* from here on no slice or page of the scope is charged to this unit */
-		bpf_for_each_map_elem(&procs, forget_in_proc, &id, 0);
-		bpf_for_each_map_elem(&mms, forget_in_mm, &id, 0);
-	}
-	if (owner && owner->own_unit == id) {
-		owner->own_unit = 0;
-		owner->unit_depth = 0;
+		if (owner->own_unit == id) {
+			owner->own_unit = 0;
+			owner->unit_depth = 0;
+		}
 	}
 
 	rec = record_reserve(sizeof(*rec));
@@ -160,97 +152,83 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
 	/* free the slot: charges still in flight on other CPUs no longer match its id */
-	__sync_val_compare_and_swap(&unit->id, id, 0);
+	um_cas(&unit->id, id, 0);
 	return 0;
 }
 
-/* A unit opens: what the process's other running threads hold goes to the units before it. */
-static long charge_sibling_pages(struct bpf_map *map, __u32 *tid, struct um_thread *th,
-				 __u32 *tgid)
+/* A unit opens: what CPUs hold for the process's other running threads goes to the units before. */
+static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgid)
 {
-	struct um_proc *proc;
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+		__u64 seen = cpu_running[cpu];
+		__u32 tid = seen >> 1;
+		struct um_thread *th;
 
-	if (th->tgid != *tgid || !th->running)
-		return 0;
-	proc = bpf_map_lookup_elem(&procs, tgid);
-	if (proc)
-		cpu_pending_charge(th->cpu, *tid, proc);
-	return 0;
-}
-
-struct claim {
-	__u64 seq;
-	__u64 id;
-	struct um_unit *unit;
-};
-
-static long claim_slot(__u32 i, struct claim *c)
-{
-	__u32 slot = (__u32)((c->seq + i) & (UM_UNIT_SLOTS - 1));
-	struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
-
-	if (unit && __sync_val_compare_and_swap(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
-		c->id = c->seq * UM_UNIT_SLOTS + slot;
-		c->unit = unit;
-		return 1; /* stop */
+		if (!(seen & 1))
+			continue;
+		th = bpf_map_lookup_elem(&threads, &tid);
+		if (th && th->tgid == tgid)
+			cpu_pending_charge(cpu, tid, proc);
 	}
-	return 0;
 }
+
+/*
+ * Slots searched for a free one. Only open units hold slots, so the search fails only while this
+ * many units are open at once. A plain loop, verified step by step on every kernel (bpf_loop came
+ * in 5.17); the verifier refuses a path of more than 8192 jumps, so not all UM_UNIT_SLOTS.
+ */
+#define UM_UNIT_SEARCH 512
 
 /*
  * Take a free slot for a new unit, from its sequence number's own onwards (it is almost always
  * free: a slot is busy only while a unit opened a multiple of UM_UNIT_SLOTS earlier is still
- * open). Returns the slot marked UM_UNIT_CLAIMING and sets *id, or NULL when all are open
- * (counted as a full map).
+ * open), marked UM_UNIT_CLAIMING. Returns the slot, or -1 when UM_UNIT_SEARCH slots in a row are
+ * open (counted as a full map). A function of its own, so the verifier walks the search once,
+ * not once per caller path.
  */
-static __always_inline struct um_unit *unit_claim(__u64 seq, __u64 *id)
+__hidden int unit_claim_slot(__u64 seq)
 {
-	struct claim c = { .seq = seq };
+	for (__u32 i = 0; i < UM_UNIT_SEARCH; i++) {
+		__u32 slot = (__u32)((seq + i) & (UM_UNIT_SLOTS - 1));
+		struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
 
-	bpf_loop(UM_UNIT_SLOTS, claim_slot, &c, 0);
-	if (!c.unit) {
-		__sync_fetch_and_add(&map_full, 1);
-		return NULL;
+		if (unit && um_cas(&unit->id, 0, UM_UNIT_CLAIMING) == 0)
+			return slot;
 	}
-	*id = c.id;
-	return c.unit;
+	__sync_fetch_and_add(&map_full, 1);
+	return -1;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(unit_enter)
+/* The outermost call of a unit function: a unit opens (the caller holds the lock). */
+static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 spec)
 {
-	__u32 tgid = current_tgid();
-	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	__u64 seq = um_fetch_add(&next_unit_id, 1) + 1, id, mm_key;
 	struct um_unit *unit;
 	struct um_mm *mm;
-	__u64 mm_key;
-	__u32 spec;
-	__u64 id = 0;
+	__u32 slot;
 	__s64 rss;
+	int claimed;
 
-	if (!proc)
-		return 0;
-	/* recursion, or a second thread entering while the unit is open: part of the same unit */
-	if (__sync_fetch_and_add(&proc->unit_depth, 1) != 0)
-		return 0;
 	/* pages allocated before the unit are not the unit's: charge what CPUs hold for them */
 	cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(), proc);
 	if (proc->live_threads > 1)
-		bpf_for_each_map_elem(&threads, charge_sibling_pages, &tgid, 0);
-	unit = unit_claim(__sync_fetch_and_add(&next_unit_id, 1) + 1, &id);
+		charge_sibling_pages(proc, tgid);
+	claimed = unit_claim_slot(seq);
+	if (claimed < 0)
+		return;
+	slot = claimed;
+	unit = bpf_map_lookup_elem(&units, &slot);
 	if (!unit)
-		return 0;
+		return;
+	id = seq * UM_UNIT_SLOTS + slot;
 	mm_key = proc->mm;
 	mm = mm_key ? bpf_map_lookup_elem(&mms, &mm_key) : NULL;
-	spec = bpf_get_attach_cookie(ctx);
-	if (spec == UM_SPEC_FROM_ARG)
-		spec = (__u32)PT_REGS_PARM1(ctx);
 	rss = mm ? mm->rss_bytes : 0;
 	/* every field before the id: until the id is there, nothing is charged to the slot */
 	unit->pid = tgid;
 	unit->spec = spec;
 	unit->start_ns = bpf_ktime_get_ns();
-	unit->start_steal_ns = task_cpu_steal_ns(bpf_get_current_task_btf());
+	unit->start_steal_ns = current_cpu_steal_ns();
 	unit->start_cpu = bpf_get_smp_processor_id();
 	unit->rss_bytes = rss;
 	unit->start_rss_bytes = rss;
@@ -262,30 +240,77 @@ int BPF_KPROBE(unit_enter)
 	unit->processes = 1;
 	unit->threads = proc->live_threads;
 	unit->pad = 0;
-	__sync_val_compare_and_swap(&unit->id, UM_UNIT_CLAIMING, id);
+	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
 	proc->own_unit = id;
 	units_push(proc->units, id);
 	if (mm)
 		units_push(mm->units, id);
+}
+
+/*
+ * Entry of a unit function (or the begin marker) with its spec's index. Recursion, or a second
+ * thread entering while the unit is open, is part of the same unit.
+ */
+__hidden int unit_entry(__u32 spec)
+{
+	__u32 tgid = current_tgid();
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	bool held;
+
+	if (!proc)
+		return 0;
+	held = um_lock();
+	if (um_fetch_add(&proc->unit_depth, 1) == 0)
+		unit_open(proc, tgid, spec);
+	um_unlock(held);
 	return 0;
 }
+
+SEC("uprobe")
+int BPF_KPROBE(unit_enter)
+{
+	return unit_entry(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(unit_enter_marker)
+{
+	return unit_entry((__u32)PT_REGS_PARM1(ctx));
+}
+
+/* One entry program per spec index, for kernels without attach cookies (before 5.15). */
+#define UNIT_ENTER_AS(n)                                                                   \
+	SEC("uprobe")                                                                      \
+	int BPF_KPROBE(unit_enter_##n)                                                     \
+	{                                                                                  \
+		return unit_entry(n);                                                      \
+	}
+#define UNIT_ENTER_AS_8(n0, n1, n2, n3, n4, n5, n6, n7)                                    \
+	UNIT_ENTER_AS(n0) UNIT_ENTER_AS(n1) UNIT_ENTER_AS(n2) UNIT_ENTER_AS(n3)            \
+	UNIT_ENTER_AS(n4) UNIT_ENTER_AS(n5) UNIT_ENTER_AS(n6) UNIT_ENTER_AS(n7)
+UNIT_ENTER_AS_8(0, 1, 2, 3, 4, 5, 6, 7)
+UNIT_ENTER_AS_8(8, 9, 10, 11, 12, 13, 14, 15)
+UNIT_ENTER_AS_8(16, 17, 18, 19, 20, 21, 22, 23)
+UNIT_ENTER_AS_8(24, 25, 26, 27, 28, 29, 30, 31)
+_Static_assert(UM_MAX_SPECS == 32, "one unit_enter_N program per spec index");
 
 SEC("uretprobe")
 int BPF_KRETPROBE(unit_return)
 {
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	bool held;
 	__u64 id;
 
 	/* depth 0: a call that began before attach, whose entry was never seen */
 	if (!proc || !proc->unit_depth)
 		return 0;
+	held = um_lock();
 	/* the unit this return may close, read before the depth drops: once it is 0 another
 	 * thread's entry can open a new unit, which this return must not close */
 	id = proc->own_unit;
-	if (__sync_fetch_and_add(&proc->unit_depth, -1) != 1)
-		return 0;
-	if (id)
+	if (um_fetch_add(&proc->unit_depth, -1) == 1 && id)
 		unit_close(tgid, id, UM_UNIT_COMPLETE);
+	um_unlock(held);
 	return 0;
 }

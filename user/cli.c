@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  run      trace a command, its threads and every process it forks\n"
 	"  attach   trace a running process and the processes it forks from now on\n"
 	"  hw       print the hardware record\n"
+	"  check    say whether this kernel can be traced, and exactly: its features, the programs\n"
+	"           chosen, a trial load and attach\n"
 	"  summary  summarise the units of one or more runs (manifests or .units.jsonl)\n"
 	"  project  project a SLURM request (#SBATCH header) for the full run from a calibration\n"
 	"\n"
@@ -426,6 +428,40 @@ static const struct argp hw_argp = {
 	0, 0, 0,
 };
 
+static const struct argp_option check_options[] = {
+	{ "verbose", 'v', NULL, 0, "Say more; twice: libbpf's own log, with the verifier's", 0 },
+	{ 0 },
+};
+
+static error_t parse_check_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
+	case 'v':
+		um_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		cli_fail(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp check_argp = {
+	check_options, parse_check_opt, "",
+	"Will unitmeter work here, and exactly? Prints what the running kernel offers (BTF, "
+	"tracefs, lockdown, its memory counters, the BPF features used), which build of the "
+	"programs it takes, then loads and attaches them once and detaches them. Exit status 0 "
+	"when tracing works here, 2 when it does not, with the reason on one line. Run it on a "
+	"cluster node before a long job.\v"
+	"EXAMPLES:\n  sudo unitmeter check\n  srun -N1 sudo unitmeter check\n",
+	0, 0, 0,
+};
+
 static const struct argp summary_argp = {
 	summary_options, parse_summary_opt, "FILE...",
 	"Summarise the units of run manifests or units streams; several files (the tasks of one job "
@@ -481,6 +517,9 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 	} else if (!strcmp(cmd, "hw")) {
 		o->command = UM_CMD_HW;
 		argp = &hw_argp;
+	} else if (!strcmp(cmd, "check")) {
+		o->command = UM_CMD_CHECK;
+		argp = &check_argp;
 	} else if (!strcmp(cmd, "summary")) {
 		o->command = UM_CMD_SUMMARY;
 		argp = &summary_argp;
@@ -489,7 +528,7 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 		o->project.margin = 1.25;
 		argp = &project_argp;
 	} else {
-		um_err("unknown command '%s': use run, attach, hw, summary or project (unitmeter --help)", cmd);
+		um_err("unknown command '%s': use run, attach, hw, check, summary or project (unitmeter --help)", cmd);
 		return 2;
 	}
 	/* argp names the program in its messages: "unitmeter run: ..." */

@@ -13,6 +13,7 @@ enum um_command {
 	UM_CMD_RUN,
 	UM_CMD_ATTACH,
 	UM_CMD_HW,
+	UM_CMD_CHECK,
 	UM_CMD_SUMMARY,
 	UM_CMD_PROJECT,
 };

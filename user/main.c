@@ -12,6 +12,7 @@
 #include "report.h"
 #include "session.h"
 #include "summary.h"
+#include "tracer.h"
 
 static int cmd_hw(const struct um_options *o)
 {
@@ -106,6 +107,8 @@ int main(int argc, char **argv)
 		return session_attach(&opts);
 	case UM_CMD_HW:
 		return cmd_hw(&opts);
+	case UM_CMD_CHECK:
+		return tracer_check(stdout);
 	case UM_CMD_SUMMARY:
 		return cmd_summary(&opts);
 	case UM_CMD_PROJECT:

@@ -218,7 +218,7 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 		/* one marker pair serves every python: spec; the spec index is the argument */
 		s->targets[s->n_targets++] = (struct unit_target){
 			.path = s->python.marker_lib, .symbol = "unitmeter_unit_begin",
-			.end_symbol = "unitmeter_unit_end", .cookie = UM_SPEC_FROM_ARG,
+			.end_symbol = "unitmeter_unit_end", .spec_from_arg = true,
 		};
 	}
 	s->tcfg.ring_bytes = o->ring_kib * 1024;

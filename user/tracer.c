@@ -16,11 +16,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "fileio.h"
+#include "kernel.h"
 #include "log.h"
 #include "spec.h"
 #include "tracer.h"
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
+#include "unitmeter_baseline.skel.h"
+
+/* The baseline object is opened through the per-CPU one's skeleton struct: the build proves the
+ * two declare the same programs, maps and globals (tools/skel-layout.sh). */
+_Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_bpf),
+	       "the two skeletons differ");
 
 struct tracer {
 	struct unitmeter_bpf *skel;
@@ -32,6 +39,7 @@ struct tracer {
 	void *record_ctx;
 	char *found_path[UM_MAX_SPECS]; /* per cookie: where a path-less target was found */
 	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
+	struct kernel_features kernel;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -45,30 +53,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* CapEff bits from /proc/self/status: CAP_PERFMON is 38, CAP_BPF 39. */
-static bool has_bpf_caps(void)
-{
-	char *status = um_read_text("/proc/self/status");
-	const char *line = status ? strstr(status, "CapEff:") : NULL;
-	unsigned long long caps = 0;
-
-	if (line)
-		caps = strtoull(line + 7, NULL, 16);
-	free(status);
-	return (caps & (1ULL << 38)) && (caps & (1ULL << 39));
-}
-
 const char *tracer_precheck(void)
 {
-	if (geteuid() != 0 && !has_bpf_caps())
-		return "tracing needs root, or CAP_BPF and CAP_PERFMON: run it with sudo";
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		return "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): unitmeter needs "
-		       "a kernel built with CONFIG_DEBUG_INFO_BTF=y";
-	if (access("/sys/kernel/tracing/events/kmem/rss_stat", F_OK) != 0)
-		return "tracefs is not mounted at /sys/kernel/tracing (kmem:rss_stat is read from "
-		       "it): mount it with 'mount -t tracefs nodev /sys/kernel/tracing'";
-	return NULL;
+	static struct kernel_features k;
+
+	kernel_features_read(&k);
+	return k.build == KERNEL_BUILD_NONE ? k.refusal : NULL;
 }
 
 static int attach_unit_target(struct tracer *t, const struct unit_target *target,
@@ -157,6 +147,72 @@ static int learn_cpu_offsets(struct tracer *t, int n_cpus)
 	return 0;
 }
 
+/*
+ * Open the build of the programs the kernel takes. The baseline object goes through the
+ * per-CPU skeleton's struct, with its own ELF bytes.
+ */
+static struct unitmeter_bpf *open_build(enum kernel_build build)
+{
+	struct unitmeter_bpf *skel;
+	int err;
+
+	if (build == KERNEL_BUILD_PER_CPU)
+		return unitmeter_bpf__open();
+	skel = calloc(1, sizeof(*skel));
+	if (!skel)
+		return NULL;
+	err = unitmeter_bpf__create_skeleton(skel);
+	if (!err) {
+		skel->skeleton->data = (void *)unitmeter_baseline_bpf__elf_bytes(&skel->skeleton->data_sz);
+		err = bpf_object__open_skeleton(skel->skeleton, NULL);
+	}
+	if (err) {
+		unitmeter_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/* The entry program of spec index n on kernels without attach cookies. */
+static struct bpf_program *spec_entry_program(struct tracer *t, uint32_t n)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "unit_enter_%u", n);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+/* Load only the programs this kernel and this run need. */
+static void choose_programs(struct tracer *t)
+{
+	const struct tracer_config *cfg = t->cfg;
+	bool per_cpu = t->kernel.build == KERNEL_BUILD_PER_CPU, natives = false, markers = false;
+	struct bpf_program *prog;
+
+	for (size_t i = 0; i < cfg->n_targets; i++) {
+		if (cfg->targets[i].spec_from_arg)
+			markers = true;
+		else
+			natives = true;
+	}
+	bpf_object__for_each_program(prog, t->skel->obj)
+		if (strncmp(bpf_program__name(prog), "unit_enter_", 11) == 0)
+			bpf_program__set_autoload(prog, false);
+	/* without unit specs the uprobe programs are not even verified: a faster start */
+	bpf_program__set_autoload(t->skel->progs.unit_enter, per_cpu && natives);
+	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, markers);
+	bpf_program__set_autoload(t->skel->progs.unit_return, cfg->n_targets > 0);
+	if (!per_cpu)
+		for (size_t i = 0; i < cfg->n_targets; i++)
+			if (!cfg->targets[i].spec_from_arg)
+				bpf_program__set_autoload(spec_entry_program(t, cfg->targets[i].cookie),
+							  true);
+	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done, t->kernel.thread_rss_caches);
+	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
+}
+
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
 		 void *ctx)
 {
@@ -170,7 +226,15 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	t->record_fn = fn;
 	t->record_ctx = ctx;
 	libbpf_set_print(libbpf_print);
-	t->skel = unitmeter_bpf__open();
+	kernel_features_read(&t->kernel);
+	if (t->kernel.build == KERNEL_BUILD_NONE) {
+		um_err("%s", t->kernel.refusal);
+		err = -ENOTSUP;
+		goto fail;
+	}
+	um_info("kernel %s: the %s build of the programs", t->kernel.release,
+		kernel_build_name(t->kernel.build));
+	t->skel = open_build(t->kernel.build);
 	if (!t->skel) {
 		err = -errno;
 		um_err("cannot open the BPF programs: %s", strerror(-err));
@@ -185,24 +249,24 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		goto fail;
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
-	/* without unit specs the uprobe programs are not even verified: a faster start */
-	if (!cfg->n_targets) {
-		bpf_program__set_autoload(t->skel->progs.unit_enter, false);
-		bpf_program__set_autoload(t->skel->progs.unit_return, false);
-	}
+	choose_programs(t);
 	err = unitmeter_bpf__load(t->skel);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
 			um_err("loading the BPF programs was refused (%s): run as root, or with "
 			       "CAP_BPF and CAP_PERFMON", strerror(-err));
 		else
-			um_err("cannot load the BPF programs: %s (run with -vv for the verifier's "
-			       "log)", strerror(-err));
+			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
+			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
+			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
+			       strerror(-err));
 		goto fail;
 	}
-	err = learn_cpu_offsets(t, n_cpus);
-	if (err)
-		goto fail;
+	if (t->kernel.build == KERNEL_BUILD_PER_CPU) {
+		err = learn_cpu_offsets(t, n_cpus);
+		if (err)
+			goto fail;
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -249,9 +313,13 @@ static int task_runtime_ns(pid_t pid, pid_t tid, __u64 *ns)
  */
 static int mark_tracked(struct tracer *t, pid_t tid)
 {
-	int fd = pidfd_open(tid, PIDFD_THREAD), err = 0;
+	int fd, err = 0;
 	__u32 mark = 1;
 
+	/* no task storage (the baseline build): the threads map is the mark */
+	if (t->kernel.build != KERNEL_BUILD_PER_CPU)
+		return 0;
+	fd = pidfd_open(tid, PIDFD_THREAD);
 	if (fd < 0)
 		fd = pidfd_open(tid, 0); /* before 6.9: a thread-group leader only */
 	if (fd < 0)
@@ -347,9 +415,20 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 static int attach_unit_target(struct tracer *t, const struct unit_target *target,
 			      const char *path)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = target->cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct bpf_program *entry;
 	struct bpf_link *link;
 	int err;
+
+	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
+	if (target->spec_from_arg)
+		entry = t->skel->progs.unit_enter_marker;
+	else if (t->kernel.build == KERNEL_BUILD_PER_CPU)
+		entry = t->skel->progs.unit_enter;
+	else
+		entry = spec_entry_program(t, target->cookie);
+	if (!target->spec_from_arg && t->kernel.build == KERNEL_BUILD_PER_CPU)
+		opts.bpf_cookie = target->cookie;
 
 	if (t->n_unit_links + 2 > t->cap_unit_links) {
 		size_t cap = t->cap_unit_links ? 2 * t->cap_unit_links : 16;
@@ -364,8 +443,7 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		/* the end is the function's return, or the end marker's entry */
 		opts.retprobe = end && !target->end_symbol;
 		opts.func_name = end && target->end_symbol ? target->end_symbol : target->symbol;
-		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return
-							 : t->skel->progs.unit_enter,
+		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return : entry,
 						       -1 /* every process: the BPF side filters */,
 						       path, 0, &opts);
 		if (!link) {
@@ -464,6 +542,12 @@ void tracer__counters(struct tracer *t, struct tracer_counters *c)
 	c->thread_collisions = t->skel->bss->thread_collisions;
 	c->orphan_slices = t->skel->bss->orphan_slices;
 	c->switch_in_misses = t->skel->bss->switch_in_misses;
+	c->lock_timeouts = t->skel->bss->lock_timeouts;
+}
+
+const struct kernel_features *tracer__kernel(const struct tracer *t)
+{
+	return &t->kernel;
 }
 
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
@@ -530,6 +614,46 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 		n++;
 	}
 	return n;
+}
+
+static int ignore_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int tracer_check(FILE *out)
+{
+	struct tracer_config cfg = { 0 };
+	struct kernel_features k;
+	struct tracer *t = NULL;
+	int err;
+
+	kernel_features_read(&k);
+	kernel_features_print(out, &k);
+	if (k.build == KERNEL_BUILD_NONE) {
+		fprintf(out, "verdict: unitmeter cannot trace here\n");
+		fflush(out);
+		um_err("%s", k.refusal);
+		return 2;
+	}
+	fflush(out);
+	err = tracer__open(&t, &cfg, ignore_record, NULL);
+	if (!err)
+		err = tracer__attach(t);
+	tracer__destroy(t);
+	if (err) {
+		fprintf(out, "verdict: the programs did not load or attach here (the line above says "
+			"why)\n");
+		return 2;
+	}
+	fprintf(out, "trial: loaded and attached, then detached\n");
+	fprintf(out, "verdict: unitmeter works here; every figure is exact (%s)\n",
+		k.thread_rss_caches ? "each thread's RSS cache is read at the end of every fault"
+				    : "mm counters are read at each change");
+	return 0;
 }
 
 static void *destroy_link(void *link)

@@ -10,20 +10,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct tracer;
 
 /*
  * Where units begin and end: a function's entry and return (end_symbol NULL), or two marker
- * functions whose first argument is the spec index (cookie UM_SPEC_FROM_ARG). A target without
- * a path is looked up in each program a tracked process execs (lookup_at_exec).
+ * functions whose first argument is the spec index (spec_from_arg). A target without a path is
+ * looked up in each program a tracked process execs (lookup_at_exec). cookie: the spec index.
  */
 struct unit_target {
 	const char *path;
 	const char *symbol;
 	const char *end_symbol;
 	uint32_t cookie;
+	bool spec_from_arg;
 };
 
 struct tracer_config {
@@ -44,6 +46,7 @@ struct tracer_counters {
 	uint64_t thread_collisions;
 	uint64_t orphan_slices;
 	uint64_t switch_in_misses;
+	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
 };
 
 /* A tracked process still alive when tracing stops, with its slices closed at that moment. */
@@ -74,8 +77,13 @@ const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
 		       void *ctx);
 void tracer__destroy(struct tracer *t);
+/* What the kernel offers and the build loaded (see kernel.h). */
+const struct kernel_features *tracer__kernel(const struct tracer *t);
 
 /* The one-line reason this machine or user cannot trace, or NULL when it can. */
 const char *tracer_precheck(void);
+
+/* `unitmeter check`: the kernel's features and a trial load and attach; the exit status. */
+int tracer_check(FILE *out);
 
 #endif

@@ -1,0 +1,82 @@
+#!/bin/bash
+# The kernel matrix: boot each of Debian's kernels under qemu (vm-boot.sh), with cgroup v1 and
+# v2, and run there, as root, `unitmeter check` and the tests that depend on the kernel; run the
+# same on this machine's own kernel; print one line per cell and fail when any cell fails.
+#
+# usage: vmtest.sh [CELL...]     CELL is RELEASE:v1 or RELEASE:v2, or host; default every cell
+# Environment: the test suite's (UNITMETER, WORKLOADS, DEMO, FIXTURES, TEST_BIN) as `make vmtest`
+# sets it; VMTEST_FILTER (Criterion's --filter), VMTEST_JOBS (cells at once; each guest is one
+# host thread), VMTEST_OUT (logs; default /var/tmp/unitmeter-vm/results).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+default_cells="host 5.10.0-46-amd64:v1 5.10.0-46-amd64:v2 6.1.0-57-amd64:v1 6.1.0-57-amd64:v2
+6.12.117+deb13-amd64:v1 6.12.117+deb13-amd64:v2"
+cells=${*:-$default_cells}
+filter=${VMTEST_FILTER:-@(run|units|python)/*}
+jobs=${VMTEST_JOBS:-2}
+out=${VMTEST_OUT:-/var/tmp/unitmeter-vm/results}
+: "${TEST_BIN:?TEST_BIN (the Criterion binary) must be set: run make vmtest}"
+: "${UNITMETER:?UNITMETER must be set: run make vmtest}"
+mkdir -p "$out"
+
+# What runs in each cell, guest or host: the tracer's own verdict, then the tests.
+cell_script() {
+	cat <<SCRIPT
+set -u
+uname -r
+export UNITMETER='$UNITMETER' WORKLOADS='$WORKLOADS' DEMO='$DEMO' FIXTURES='$FIXTURES'
+export UNITMETER_TEST_SLOW='${2}'
+'$UNITMETER' check || exit 2
+# one job: the guest's two vCPUs are one host thread, and the CPU tests want a CPU each
+'$TEST_BIN' --jobs 1 --filter '$filter' --timeout 900
+SCRIPT
+}
+
+run_cell() { # CELL LOGDIR
+	local cell=$1 dir=$2 release cgroup
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if [ "$cell" = host ]; then
+		cell_script host 1 >"$dir/cmd.sh"
+		(cd "$dir" && bash cmd.sh) >"$dir/console.log" 2>&1
+	else
+		release=${cell%:*} cgroup=${cell##*:}
+		"$here/vm-boot.sh" -c "$cgroup" -t 2400 "$release" "$dir" -- "$(cell_script "$cell" 1)" \
+			>"$dir/console.log" 2>&1
+	fi
+	echo $? >"$dir/status"
+}
+
+started=$(date +%s)
+running=0
+for cell in $cells; do
+	dir=$out/${cell//[:+]/_}
+	run_cell "$cell" "$dir" &
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+failed=0
+printf '\n%-26s %-7s %-8s %s\n' kernel cgroup result tests
+for cell in $cells; do
+	dir=$out/${cell//[:+]/_}
+	status=$(cat "$dir/status" 2>/dev/null || echo 3)
+	synthesis=$(grep -a 'Synthesis:' "$dir/console.log" | tail -1 | sed 's/.*Synthesis: //')
+	if [ "$cell" = host ]; then
+		kernel="$(uname -r) (host)" cgroup=$([ -f /sys/fs/cgroup/cgroup.controllers ] && echo v2 || echo v1)
+	else
+		kernel=${cell%:*} cgroup=${cell##*:}
+	fi
+	if [ "$status" = 0 ]; then result=pass; else result=FAIL; failed=$((failed + 1)); fi
+	printf '%-26s %-7s %-8s %s\n' "$kernel" "$cgroup" "$result" "${synthesis:-no test summary (status $status): see $dir/console.log}"
+	if [ "$status" != 0 ]; then
+		grep -a -A3 '^\[FAIL\]\|\[----\].*Assertion' "$dir/console.log" | head -40 | sed 's/^/    /'
+	fi
+done
+echo "matrix: $(( $(echo $cells | wc -w) - failed )) of $(echo $cells | wc -w) cells passed in $(( $(date +%s) - started )) s (logs: $out)"
+[ "$failed" = 0 ]

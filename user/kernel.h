@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the running kernel offers the BPF programs, read from its BTF and with libbpf's feature
+ * probes (never from its version number), and which build of the programs it takes:
+ * - the per-CPU build, where mm counters are per CPU (mm->rss_stat is percpu_counter[]) and every
+ *   newer feature it uses is there;
+ * - the baseline build, for kernels whose mm counters are atomics with per-thread caches (what a
+ *   5.10 kernel offers): every cache is read where it changes, at the end of each page fault.
+ */
+#ifndef UM_KERNEL_H
+#define UM_KERNEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum kernel_build {
+	KERNEL_BUILD_NONE = 0, /* the kernel cannot be served: kernel_features.refusal says why */
+	KERNEL_BUILD_PER_CPU,
+	KERNEL_BUILD_BASELINE,
+};
+
+struct kernel_features {
+	char release[65];
+	bool root;               /* root, or CAP_BPF and CAP_PERFMON */
+	bool btf;                /* /sys/kernel/btf/vmlinux */
+	bool tracefs;            /* kmem:rss_stat under /sys/kernel/tracing */
+	char lockdown[32];       /* the lockdown mode in force: none, integrity, confidentiality */
+	bool ringbuf;            /* BPF_MAP_TYPE_RINGBUF (5.8) */
+	bool per_cpu_mm_counters;/* mm_struct.rss_stat is an array of percpu_counter (6.2) */
+	bool thread_rss_caches;  /* task_struct.rss_stat: each thread caches its RSS changes */
+	bool fetch_atomics;      /* atomic fetch-add, exchange, compare-exchange in BPF (5.12) */
+	bool task_storage;       /* BPF_MAP_TYPE_TASK_STORAGE (5.11) */
+	bool current_task_btf;   /* bpf_get_current_task_btf (5.11) */
+	bool attach_cookie;      /* bpf_get_attach_cookie (5.15) */
+	bool percpu_lookup;      /* bpf_map_lookup_percpu_elem (5.19) */
+	bool kfunc_rdonly_cast;  /* kfunc bpf_rdonly_cast (6.2) */
+	bool fault_hook;         /* handle_mm_fault in BTF, for fexit (needs ftrace direct calls) */
+	enum kernel_build build;
+	char refusal[512];       /* one line: what is missing and what would serve */
+};
+
+/* Read everything, once per process; never fails (what cannot be read counts as absent). */
+void kernel_features_read(struct kernel_features *k);
+
+const char *kernel_build_name(enum kernel_build build);
+
+/* `unitmeter check`: the features, the build chosen and whether figures are exact, as text. */
+void kernel_features_print(FILE *out, const struct kernel_features *k);
+
+#endif
