@@ -70,11 +70,11 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(
 
 # The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
 # baseline for what a 5.10 kernel offers. The loader picks one at start (user/kernel.c).
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
+$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BASELINE=1 -c $< -o $@
 
@@ -210,6 +210,21 @@ bench: bench-deps tracefs
 bench-quick: bench-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
 	@/usr/bin/python3 tools/bench/bench.py --quick
+
+# The kernel matrix (tools/vm/): Debian 11, 12 and 13's kernels booted under qemu with this
+# machine's root inside, cgroup v1 and v2, plus this machine's own kernel; the kernel-sensitive
+# tests run in each. VMTEST_CELLS picks cells (RELEASE:v1, RELEASE:v2, host); default all.
+VM_PACKAGES := qemu-system-x86 busybox-static cpio kmod
+VMTEST_CELLS ?=
+.PHONY: vmtest vm-deps
+vm-deps: deps
+	$(call install_missing,$(VM_PACKAGES))
+
+vmtest: vm-deps tracefs
+	$(MAKE) build-test
+	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
+		tools/vm/vmtest.sh $(VMTEST_CELLS)
 
 # Fuzzing the parsers of untrusted JSON (summary, project) with libFuzzer. `make fuzz` runs each
 # harness FUZZ_SECONDS and keeps what it finds new in fuzz/corpus/; `make test` replays the corpus.

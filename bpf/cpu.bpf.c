@@ -6,9 +6,7 @@
  * edges.
  */
 #include "state.bpf.h"
-
-/* rss.bpf.c: a tracked thread's RSS cache, brought up to date */
-extern int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm_key);
+#include "rss_cache.bpf.h"
 
 /* Before 5.14 the task's state field was `state`. */
 struct task_struct___state_before_5_14 {
@@ -127,7 +125,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u64 now = 0;
 
 	if (cpu < UM_MAX_CPUS) {
-		__u64 seen = cpu_running[cpu];
+		__u64 seen = cpu_running[CPU_SLOT(cpu)];
 		bool tracked = in != NULL;
 
 		/* the leaving thread's pages: before its entry can go with it (a dead one's does) */
@@ -136,7 +134,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
 		if (tracked && trust_marks && !task_marked(next))
 			tracked = false;
-		cpu_running[cpu] = um_cpu_running_entry(next_tid, tracked);
+		cpu_running[CPU_SLOT(cpu)] = um_cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {

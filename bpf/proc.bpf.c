@@ -117,8 +117,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		__u32 old_tid = old_pid, cpu = bpf_get_smp_processor_id();
 		struct um_thread *th = bpf_map_lookup_elem(&threads, &old_tid);
 
-		if (cpu < UM_MAX_CPUS && cpu_running[cpu] == um_cpu_running_entry(old_tid, 1))
-			cpu_running[cpu] = um_cpu_running_entry(tgid, 1);
+		if (cpu < UM_MAX_CPUS && cpu_running[CPU_SLOT(cpu)] == um_cpu_running_entry(old_tid, 1))
+			cpu_running[CPU_SLOT(cpu)] = um_cpu_running_entry(tgid, 1);
 		if (th) {
 			struct um_thread moved = *th;
 

@@ -28,6 +28,7 @@
  * sched_process_fork names the child; the mm an exec builds, at the exec (mm_adopt_exec).
  */
 #include "state.bpf.h"
+#include "rss_cache.bpf.h"
 
 #if !UM_BASELINE
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -67,112 +68,9 @@ int learn_cpu_offsets(void *ctx)
 		if (!share)
 			break;
 		address_as_number = (__u64)share;
-		cpu_offsets[cpu] = address_as_number - base;
+		cpu_offsets[CPU_SLOT(cpu)] = address_as_number - base;
 	}
 	return cpu;
-}
-
-/* The kernel's types before the per-CPU counters (include/linux/mm_types_task.h), for CO-RE. */
-struct mm_rss_stat___cached {
-	atomic_long_t count[UM_MM_NR_MEMBERS];
-};
-
-struct mm_struct___cached {
-	struct mm_rss_stat___cached rss_stat;
-} __attribute__((preserve_access_index));
-
-struct task_rss_stat___cached {
-	int events; /* faults since the last fold */
-	int count[UM_MM_NR_MEMBERS];
-};
-
-struct task_struct___cached {
-	struct task_rss_stat___cached rss_stat;
-} __attribute__((preserve_access_index));
-
-/* mm/memory.c: a thread folds its cache when a fault finds more than this many since the last */
-#define UM_TASK_RSS_EVENTS_THRESH 64
-/* include/linux/sched.h */
-#define UM_PF_EXITING 0x00000004
-
-/* A thread's cache as the kernel holds it now; false when it cannot be read. */
-static __always_inline bool task_cache_read(struct task_struct *task,
-					    struct task_rss_stat___cached *cache)
-{
-	return !bpf_core_read(cache, sizeof(*cache), &((struct task_struct___cached *)task)->rss_stat);
-}
-
-/* Whether the copy in a threads entry still equals the cache the kernel holds. */
-static __always_inline bool cache_unchanged(const struct um_thread *th,
-					    const struct task_rss_stat___cached *cache)
-{
-	return th->rss_cache_pages[UM_MM_FILEPAGES] == cache->count[UM_MM_FILEPAGES] &&
-	       th->rss_cache_pages[UM_MM_ANONPAGES] == cache->count[UM_MM_ANONPAGES] &&
-	       th->rss_cache_pages[UM_MM_SHMEMPAGES] == cache->count[UM_MM_SHMEMPAGES];
-}
-
-/*
- * Bring a thread's copy of its cache up to the kernel's and apply the difference to the mm it
- * uses. `folding` is the member the kernel is folding into the mm at this very event (its new
- * counter value already holds it, and the cache is zeroed right after): taken as 0. The
- * cache's part goes first, so a fold never shows its pages twice, not even for an instant.
- */
-static __always_inline void cache_sync(struct um_thread *th, struct um_mm *mm,
-				       const struct task_rss_stat___cached *cache, int folding)
-{
-	__s32 file = folding == UM_MM_FILEPAGES ? 0 : cache->count[UM_MM_FILEPAGES];
-	__s32 anon = folding == UM_MM_ANONPAGES ? 0 : cache->count[UM_MM_ANONPAGES];
-	__s32 shmem = folding == UM_MM_SHMEMPAGES ? 0 : cache->count[UM_MM_SHMEMPAGES];
-	__s64 pages = (__s64)(file - th->rss_cache_pages[UM_MM_FILEPAGES]) +
-		      (anon - th->rss_cache_pages[UM_MM_ANONPAGES]) +
-		      (shmem - th->rss_cache_pages[UM_MM_SHMEMPAGES]);
-
-	th->rss_cache_pages[UM_MM_FILEPAGES] = file;
-	th->rss_cache_pages[UM_MM_ANONPAGES] = anon;
-	th->rss_cache_pages[UM_MM_SHMEMPAGES] = shmem;
-	if (pages)
-		rss_apply(mm, pages * UM_PAGE_SIZE);
-}
-
-/*
- * Whether an event of the current task's own mm is the fold of its cache (sync_mm_rss). Folds
- * come from a fault that found the cache's event count past the threshold (it is then one past
- * anything a fault leaves), from exit (PF_EXITING) and from exec (in_execve); other changes of
- * one's own mm in those moments (a huge page mapped while exiting) are taken as folds too, and
- * the copy is mended at the next fault's end or switch-out.
- */
-static __always_inline bool cache_is_folding(const struct task_rss_stat___cached *cache)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-
-	return cache->events > UM_TASK_RSS_EVENTS_THRESH + 1 ||
-	       (BPF_CORE_READ(task, flags) & UM_PF_EXITING) ||
-	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
-}
-
-/*
- * A tracked thread's cache after it may have changed outside our events: at the end of a
- * fault, at switch-out (cpu.bpf.c). task is the thread's address, mm_key the mm it uses. The
- * lock is taken only when the copy differs.
- */
-__hidden int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm_key)
-{
-	struct task_rss_stat___cached cache;
-	struct um_thread *th;
-	struct um_mm *mm;
-	bool held;
-
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th || !mm_key || !task_cache_read((struct task_struct *)task, &cache) ||
-	    cache_unchanged(th, &cache))
-		return 0;
-	held = um_lock();
-	/* an mm not adopted yet keeps the old copy: its adoption reads the counters alone */
-	mm = bpf_map_lookup_elem(&mms, &mm_key);
-	if (mm)
-		cache_sync(th, mm, &cache, -1);
-	um_unlock(held);
-	return 0;
 }
 
 /* The end of every page fault: the faulting thread's cache took the fault's pages. Loaded only
@@ -258,7 +156,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		pages = count;
 		for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
 			struct refcount_struct *share = bpf_rdonly_cast(
-				(void *)(shares + cpu_offsets[cpu]),
+				(void *)(shares + cpu_offsets[CPU_SLOT(cpu)]),
 				bpf_core_type_id_kernel(struct refcount_struct));
 
 			pages += share->refs.counter;
@@ -410,7 +308,7 @@ int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 		int known = cpu_running_current(cpu);
 
 		if (known == 1 && cpu < UM_MAX_CPUS)
-			__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, bytes);
+			__sync_fetch_and_add(&cpu_pending_alloc[CPU_SLOT(cpu)].bytes, bytes);
 		/* a thread sched_switch did not name here: the mark, then its process, at once */
 		if (known >= 0 || !current_marked())
 			return 0;

@@ -241,6 +241,20 @@ extern __u32 trust_marks;
  */
 extern __u64 cpu_running[UM_MAX_CPUS];
 
+/*
+ * An index into the per-CPU arrays, masked at the access (UM_MAX_CPUS is a power of two):
+ * verifiers before 6.x forget a value's bound when the compiler spills it to the stack, even
+ * after the code has checked it.
+ */
+#define CPU_SLOT(cpu)                                                                      \
+	({                                                                                 \
+		__u32 __slot = (cpu);                                                      \
+		/* hidden from the compiler, which would drop a mask it knows is void */   \
+		asm volatile("" : "+r"(__slot));                                           \
+		__slot & (UM_MAX_CPUS - 1);                                                \
+	})
+_Static_assert((UM_MAX_CPUS & (UM_MAX_CPUS - 1)) == 0, "UM_MAX_CPUS is a power of two");
+
 /* What cpu_running says of the current thread on this CPU: 1 tracked, 0 not, -1 not named. */
 static __always_inline int cpu_running_current(__u32 cpu)
 {
@@ -248,7 +262,7 @@ static __always_inline int cpu_running_current(__u32 cpu)
 
 	if (cpu >= UM_MAX_CPUS)
 		return -1;
-	seen = cpu_running[cpu];
+	seen = cpu_running[CPU_SLOT(cpu)];
 	return seen >> 1 == (__u32)bpf_get_current_pid_tgid() ? (int)(seen & 1) : -1;
 }
 
@@ -321,34 +335,53 @@ static __always_inline void peak_raise(__u64 *peak, __s64 value)
 	}
 }
 
+/* The runqueue's count of interrupt time (CONFIG_IRQ_TIME_ACCOUNTING, not on every kernel). */
+struct rq___irq_time {
+	u64 prev_irq_time;
+} __attribute__((preserve_access_index));
+
 /*
- * Time the hypervisor stole from the CPU this task runs on, cumulative, as of the runqueue's
- * last clock update. The thread clocks exclude steal (CONFIG_PARAVIRT_TIME_ACCOUNTING), so a
- * wall-clock span of a running slice is corrected by the steal inside it. 0 where the kernel
- * does not keep it.
+ * Time taken from the tasks of the CPU this task runs on, cumulative, as of the runqueue's last
+ * clock update: what the hypervisor stole (CONFIG_PARAVIRT_TIME_ACCOUNTING) and what interrupts
+ * took (CONFIG_IRQ_TIME_ACCOUNTING). The thread clocks exclude both, so a wall-clock span of a
+ * running slice is corrected by this much. ("steal" below means both.) 0 where neither is kept.
  */
+static __always_inline __u64 rq_steal_ns(struct rq *rq)
+{
+	__u64 ns = 0;
+
+	if (!rq)
+		return 0;
+#if UM_BASELINE
+	/* the runqueue's address may be a plain number here (probe-read from the current task) */
+	if (bpf_core_field_exists(rq->prev_steal_time_rq))
+		ns += BPF_CORE_READ(rq, prev_steal_time_rq);
+	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
+		ns += BPF_CORE_READ((struct rq___irq_time *)rq, prev_irq_time);
+#else
+	/* direct BTF loads, not probe-read calls: this runs twice for every unit */
+	if (bpf_core_field_exists(rq->prev_steal_time_rq))
+		ns += rq->prev_steal_time_rq;
+	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
+		ns += ((struct rq___irq_time *)rq)->prev_irq_time;
+#endif
+	return ns;
+}
+
 static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 {
-	struct cfs_rq *cfs_rq;
+	struct cfs_rq *cfs_rq = task->se.cfs_rq;
 
-	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
-		return 0;
-	/* direct BTF loads (fault-safe in tracing programs), not three probe-read helper calls:
-	 * this runs twice for every unit */
-	cfs_rq = task->se.cfs_rq;
-	return cfs_rq ? cfs_rq->rq->prev_steal_time_rq : 0;
+	return cfs_rq ? rq_steal_ns(cfs_rq->rq) : 0;
 }
 
 /* task_cpu_steal_ns() of the current task. */
 static __always_inline __u64 current_cpu_steal_ns(void)
 {
 #if UM_BASELINE
-	struct cfs_rq *cfs_rq;
+	struct cfs_rq *cfs_rq = CURRENT_READ(se.cfs_rq);
 
-	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
-		return 0;
-	cfs_rq = CURRENT_READ(se.cfs_rq);
-	return cfs_rq ? BPF_CORE_READ(cfs_rq, rq, prev_steal_time_rq) : 0;
+	return cfs_rq ? rq_steal_ns(BPF_CORE_READ(cfs_rq, rq)) : 0;
 #else
 	return task_cpu_steal_ns(bpf_get_current_task_btf());
 #endif
@@ -451,14 +484,14 @@ static __always_inline __u64 cpu_pending_take(__u32 cpu)
 {
 	__u64 bytes;
 
-	if (cpu >= UM_MAX_CPUS || !cpu_pending_alloc[cpu].bytes)
+	if (cpu >= UM_MAX_CPUS || !cpu_pending_alloc[CPU_SLOT(cpu)].bytes)
 		return 0;
 #if UM_BASELINE
 	/* take out what was read with a plain add: the CPU's own adds meanwhile stay */
-	bytes = cpu_pending_alloc[cpu].bytes;
-	__sync_fetch_and_add(&cpu_pending_alloc[cpu].bytes, -bytes);
+	bytes = cpu_pending_alloc[CPU_SLOT(cpu)].bytes;
+	__sync_fetch_and_add(&cpu_pending_alloc[CPU_SLOT(cpu)].bytes, -bytes);
 #else
-	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[cpu].bytes, 0);
+	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[CPU_SLOT(cpu)].bytes, 0);
 #endif
 	return bytes;
 }
@@ -472,7 +505,7 @@ static __always_inline void cpu_pending_charge(__u32 cpu, __u32 tid, struct um_p
 {
 	__u64 bytes;
 
-	if (cpu >= UM_MAX_CPUS || cpu_running[cpu] != um_cpu_running_entry(tid, 1))
+	if (cpu >= UM_MAX_CPUS || cpu_running[CPU_SLOT(cpu)] != um_cpu_running_entry(tid, 1))
 		return;
 	if (UM_BASELINE && cpu != bpf_get_smp_processor_id())
 		return;

@@ -31,7 +31,7 @@ struct unit_edge {
 static __always_inline void add_running_slices(struct unit_edge *edge)
 {
 	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[cpu], since;
+		__u64 seen = cpu_running[CPU_SLOT(cpu)], since;
 		__u32 tid = seen >> 1, tgid;
 		struct um_thread *th;
 		struct um_proc *proc;
@@ -160,7 +160,7 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgid)
 {
 	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[cpu];
+		__u64 seen = cpu_running[CPU_SLOT(cpu)];
 		__u32 tid = seen >> 1;
 		struct um_thread *th;
 

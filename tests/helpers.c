@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "helpers.h"
 
@@ -218,4 +219,49 @@ bool within(double value, double truth, double rel, double abs)
 	double tol = fmax(rel * fabs(truth), abs);
 
 	return fabs(value - truth) <= tol;
+}
+
+pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s)
+{
+	char path[64];
+
+	for (int tick = 0; tick < timeout_s * 20; tick++) {
+		struct timespec ts = { 0, 50000000L };
+		char *children;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
+		f = fopen(path, "re");
+		children = NULL;
+		if (f) {
+			size_t n = 0;
+
+			if (getline(&children, &n, f) < 0) {
+				free(children);
+				children = NULL;
+			}
+			fclose(f);
+		}
+		for (char *tok = children ? strtok(children, " \n") : NULL; tok;
+		     tok = strtok(NULL, " \n")) {
+			char name[32] = "";
+			pid_t child = (pid_t)strtol(tok, NULL, 10);
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", child);
+			f = fopen(path, "re");
+			if (f) {
+				if (!fgets(name, sizeof(name), f))
+					name[0] = '\0';
+				fclose(f);
+			}
+			name[strcspn(name, "\n")] = '\0';
+			if (!strcmp(name, comm)) {
+				free(children);
+				return child;
+			}
+		}
+		free(children);
+		nanosleep(&ts, NULL);
+	}
+	return 0;
 }

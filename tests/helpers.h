@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include <sys/types.h>
 
 struct um_result {
 	int status;          /* unitmeter's exit status (128+sig when killed) */
@@ -44,6 +45,20 @@ double jnum(const json_t *obj, const char *key);
 json_t *jget(const json_t *obj, const char *key);
 /* The per_process record of pid in a manifest. */
 json_t *proc_record(const json_t *manifest, long pid);
+
+/*
+ * Wait until a child of parent runs the program named comm (the traced command has exec'd, so
+ * every probe is attached): its pid, or 0 after timeout_s. Waits, not tolerances, carry the
+ * slowness of an emulated machine (make vmtest): they are generous.
+ */
+pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s);
+
+/*
+ * A suite's guard against a hung test: generous enough for an emulated guest of the kernel
+ * matrix (make vmtest), where everything runs ~10x slower. Criterion takes the smaller of this
+ * and its --timeout, and tools/run-tests.sh passes 120 s on real machines.
+ */
+#define UM_SUITE_TIMEOUT_S 900
 
 /* |a-b| <= max(rel*|truth|, abs) */
 bool within(double value, double truth, double rel, double abs);

@@ -13,7 +13,7 @@
 
 #define DEBIAN_PYTHON "/usr/bin/python3.11"
 
-TestSuite(python, .init = require_tracing, .timeout = 120);
+TestSuite(python, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
 static const char *script(void)
 {
@@ -155,11 +155,19 @@ static void expect_pool(const char *python, const char *start)
 			if ((long)jnum(u, "pid") != pid || seen++ != k)
 				continue;
 			found = true;
-			cr_expect(within(jnum(u, "cpu_s"), jnum(f, "cpu_s"), 0.05, 0),
-				  "%s pid %ld fit %zu: cpu %.4f, thread_time %.4f (wall %.4f, "
-				  "collisions %.0f, orphans %.0f)", start, pid, k, jnum(u, "cpu_s"),
-				  jnum(f, "cpu_s"), jnum(u, "wall_s"),
-				  jnum(jget(r.manifest, "run"), "thread_collisions"),
+			/*
+			 * The unit runs from the wrapper's begin marker to its end marker: it holds
+			 * the fit's own thread_time and lies inside the caller's, around the wrapped
+			 * call (which adds the wrapper's first run in a fresh worker: copy-on-write
+			 * faults after fork, the first marker call; microseconds here, ~10x more
+			 * under emulation). Each bound with the 5% of two workers sharing two cores.
+			 */
+			cr_expect(jnum(u, "cpu_s") >= jnum(f, "cpu_s") * 0.95 &&
+				  jnum(u, "cpu_s") <= jnum(f, "outer_cpu_s") * 1.05,
+				  "%s pid %ld fit %zu: cpu %.4f, thread_time %.4f inside, %.4f around "
+				  "(wall %.4f, collisions %.0f, orphans %.0f)", start, pid, k,
+				  jnum(u, "cpu_s"), jnum(f, "cpu_s"), jnum(f, "outer_cpu_s"),
+				  jnum(u, "wall_s"), jnum(jget(r.manifest, "run"), "thread_collisions"),
 				  jnum(jget(r.manifest, "run"), "orphan_slices"));
 		}
 		cr_expect(found, "%s: no unit for fit %zu of worker %ld", start, k, pid);

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include "helpers.h"
 
-TestSuite(reliability, .init = require_tracing, .timeout = 60);
+TestSuite(reliability, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
 static void sleep_ms(long ms)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "helpers.h"
 
-TestSuite(run, .init = require_tracing, .timeout = 60);
+TestSuite(run, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
 Test(run, spike_held_2ms_is_the_group_peak)
 {
@@ -262,6 +262,45 @@ Test(run, as_root_keeps_root)
 	um_result_free(&r);
 }
 
+/*
+ * The demo (make demo): eight fits, each a complete unit that wrote exactly its file; the spike
+ * fit holds its 96 MiB scratch copy; the helper fit has its forked helper in scope.
+ */
+Test(run, demo_fits_wrote_their_files_and_held_their_spike)
+{
+	const char *demo = getenv("DEMO") && *getenv("DEMO") ? getenv("DEMO") : ".output/demo/fit_demo";
+	char fits[128], path[160];
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", demo, fits, NULL };
+	struct um_result r;
+	json_t *units;
+	struct stat st;
+
+	snprintf(fits, sizeof(fits), "/tmp/um-demo-fits-%d", getpid());
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 8, "%s", r.err);
+	for (size_t i = 0; i < 8; i++) {
+		json_t *u = json_array_get(units, i);
+
+		snprintf(path, sizeof(path), "%s/fit-%02zu.txt", fits, i);
+		cr_assert_eq(stat(path, &st), 0, "%s", path);
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete", "fit %zu", i);
+		cr_expect_eq(jnum(u, "output_bytes"), (double)st.st_size, "fit %zu: %.0f bytes, file %lld",
+			     i, jnum(u, "output_bytes"), (long long)st.st_size);
+		cr_expect_eq(jnum(u, "processes"), i == 5 ? 2 : 1, "fit %zu", i);
+	}
+	/* 96 MiB touched page by page, on top of a ~1 MiB working set */
+	cr_expect(jnum(json_array_get(units, 3), "peak_rss_delta_bytes") >= 96 * MIB_F,
+		  "spike fit delta %.0f", jnum(json_array_get(units, 3), "peak_rss_delta_bytes"));
+	cr_expect(jnum(json_array_get(units, 3), "peak_rss_delta_bytes") < 100 * MIB_F,
+		  "spike fit delta %.0f", jnum(json_array_get(units, 3), "peak_rss_delta_bytes"));
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
+	snprintf(path, sizeof(path), "rm -rf %s", fits);
+	cr_expect_eq(system(path), 0);
+	um_result_free(&r);
+}
+
 /* kill -TERM to unitmeter: forwarded to the command; the manifest is written all the same. */
 Test(run, sigterm_is_forwarded_and_the_manifest_written)
 {
@@ -280,17 +319,16 @@ Test(run, sigterm_is_forwarded_and_the_manifest_written)
 		execl(unitmeter_bin(), "unitmeter", "run", "-o", manifest, "/bin/sleep", "30", (char *)NULL);
 		_exit(99);
 	}
-	/* the command is running once the BPF programs are attached: give it a moment */
-	for (int i = 0; i < 50; i++) {
-		struct timespec ts = { 0, 100000000L };
+	/* the command runs once the BPF programs are attached: then the signal */
+	cr_assert_neq(wait_for_child_running(pid, "sleep", 120), 0, "sleep never started");
+	kill(pid, SIGTERM);
+	status = -1;
+	for (int i = 0; i < 1200 && waitpid(pid, &status, WNOHANG) != pid; i++) {
+		struct timespec ts = { 0, 50000000L };
 
 		nanosleep(&ts, NULL);
-		if (i == 10)
-			kill(pid, SIGTERM);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
 	}
-	cr_assert(WIFEXITED(status), "unitmeter did not end on SIGTERM");
+	cr_assert(status != -1 && WIFEXITED(status), "unitmeter did not end on SIGTERM");
 	cr_expect_eq(WEXITSTATUS(status), 128 + SIGTERM, "status %d", WEXITSTATUS(status));
 	m = json_load_file(manifest, 0, NULL);
 	cr_assert_not_null(m, "no manifest after SIGTERM");

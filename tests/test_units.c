@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "helpers.h"
 
-TestSuite(units, .init = require_tracing, .timeout = 60);
+TestSuite(units, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
 static json_t *run_units(struct um_result *r, const char *const *mode_args)
 {

@@ -4,4 +4,5 @@
 set -eu
 bin=$1
 shift
-exec "$bin" --jobs 2 "$@"
+# --timeout: the hang guard on a real machine (the suites allow more for emulated guests)
+exec "$bin" --jobs 2 --timeout 120 "$@"

@@ -104,8 +104,7 @@ static bool has_helper(enum bpf_func_id helper)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, helper, NULL) == 1;
 }
 
-/* The build this kernel takes, or why none: the first thing missing, and what would serve. */
-static void choose_build(struct kernel_features *k)
+void kernel_choose_build(struct kernel_features *k)
 {
 	static const char *const tested = "unitmeter is tested on Linux 5.10, 6.1, 6.12 and 6.18";
 	char *why = k->refusal;
@@ -149,6 +148,22 @@ static void choose_build(struct kernel_features *k)
 }
 
 /* Read once per process: the precheck and the tracer both ask, and the probes load programs. */
+/*
+ * UNITMETER_BUILD=per-cpu|baseline loads that build whatever the kernel offers: for testing that
+ * the matrix catches the wrong one (make vmtest), never needed to trace.
+ */
+static void force_build(struct kernel_features *k)
+{
+	const char *forced = getenv("UNITMETER_BUILD");
+
+	if (!forced || k->build == KERNEL_BUILD_NONE)
+		return;
+	if (strcmp(forced, "per-cpu") == 0)
+		k->build = KERNEL_BUILD_PER_CPU;
+	else if (strcmp(forced, "baseline") == 0)
+		k->build = KERNEL_BUILD_BASELINE;
+}
+
 void kernel_features_read(struct kernel_features *k)
 {
 	static struct kernel_features once;
@@ -183,7 +198,8 @@ void kernel_features_read(struct kernel_features *k)
 		k->fault_hook = btf__find_by_name_kind(btf, "handle_mm_fault", BTF_KIND_FUNC) > 0;
 		btf__free(btf);
 	}
-	choose_build(k);
+	kernel_choose_build(k);
+	force_build(k);
 	once = *k;
 	read = true;
 }

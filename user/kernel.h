@@ -42,6 +42,9 @@ struct kernel_features {
 /* Read everything, once per process; never fails (what cannot be read counts as absent). */
 void kernel_features_read(struct kernel_features *k);
 
+/* Set build (or refusal: the first thing missing, and what would serve) from the features. */
+void kernel_choose_build(struct kernel_features *k);
+
 const char *kernel_build_name(enum kernel_build build);
 
 /* `unitmeter check`: the features, the build chosen and whether figures are exact, as text. */

@@ -281,6 +281,10 @@ static int session_finish(struct session *s)
 		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
 			"units are missing from the figures (lost_events in the manifest)",
 			(unsigned long long)c.lost_records, (unsigned long long)c.map_full);
+	if (c.lock_timeouts)
+		um_warn("%llu updates of shared counters ran without the baseline lock (a CPU waited "
+			"too long): a peak they touched may be off by one change (run.tracing in the "
+			"manifest)", (unsigned long long)c.lock_timeouts);
 	if (err) {
 		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
 		return err;

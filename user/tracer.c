@@ -252,7 +252,8 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	choose_programs(t);
 	err = unitmeter_bpf__load(t->skel);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
+		if ((err == -EPERM || err == -EACCES) && !t->kernel.root)
 			um_err("loading the BPF programs was refused (%s): run as root, or with "
 			       "CAP_BPF and CAP_PERFMON", strerror(-err));
 		else
@@ -543,6 +544,8 @@ void tracer__counters(struct tracer *t, struct tracer_counters *c)
 	c->orphan_slices = t->skel->bss->orphan_slices;
 	c->switch_in_misses = t->skel->bss->switch_in_misses;
 	c->lock_timeouts = t->skel->bss->lock_timeouts;
+	c->build = kernel_build_name(t->kernel.build);
+	c->thread_rss_caches = t->kernel.thread_rss_caches;
 }
 
 const struct kernel_features *tracer__kernel(const struct tracer *t)

@@ -47,6 +47,8 @@ struct tracer_counters {
 	uint64_t orphan_slices;
 	uint64_t switch_in_misses;
 	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
+	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
+	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
 };
 
 /* A tracked process still alive when tracing stops, with its slices closed at that moment. */

@@ -46,7 +46,12 @@ def fit_gfmm(mib=0, cpu_s=0.0, use_numpy=False, depth=0, boom=False):
 
 
 def pool_fit(seconds):
-    return fit_gfmm(cpu_s=seconds)
+    """The fit as its caller sees it: under unitmeter, fit_gfmm is the bootstrap's wrapper, whose
+    markers bound the unit, so the unit lies between the fit's own clock and this one."""
+    start = time.thread_time()
+    result = fit_gfmm(cpu_s=seconds)
+    result["outer_cpu_s"] = time.thread_time() - start
+    return result
 
 
 class Model(object):
