@@ -24,6 +24,21 @@ static __always_inline bool task_is_dead(struct task_struct *task)
 	return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
 }
 
+/*
+ * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,
+ * outside any lock; the baseline, without a fetching add, subtracts the same way and reads the
+ * count after, under the lock, so two threads dying at once cannot both read the last.
+ */
+static __always_inline bool live_threads_drop(struct um_proc *proc)
+{
+#if UM_BASELINE
+	__sync_fetch_and_add(&proc->live_threads, -1);
+	return *(volatile __u32 *)&proc->live_threads == 0;
+#else
+	return __sync_fetch_and_add(&proc->live_threads, -1) == 1;
+#endif
+}
+
 struct slice {
 	__u64 cpu_ns;     /* scheduler runtime of the slice: exact */
 	__u64 since_ns;   /* switch-in */
@@ -84,7 +99,7 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	if (proc) {
 		bool held = um_lock();
 
-		if (um_fetch_add(&proc->live_threads, -1) == 1)
+		if (live_threads_drop(proc))
 			proc_finish(tgid, now);
 		um_unlock(held);
 	}

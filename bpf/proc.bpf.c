@@ -8,8 +8,8 @@
 
 #define UM_SIGSTOP 19
 
-/* rss.bpf.c: the mm an exec built */
-extern int mm_adopt_exec(void);
+/* rss.bpf.c: adopt the current task's mm, read from the kernel */
+extern int mm_adopt_current(void);
 
 /*
  * --lookup-at-exec: bare unit symbols are looked up in each program a tracked process execs. A
@@ -130,7 +130,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (proc->own_unit)
 		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
 	proc->unit_depth = 0;
-	mm_adopt_exec();
+	/* the mm the exec built */
+	mm_adopt_current();
 	um_unlock(held);
 
 	rec = record_reserve(sizeof(*rec));

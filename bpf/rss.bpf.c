@@ -277,11 +277,13 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 }
 
 /*
- * The mm an exec built, adopted at the exec (proc.bpf.c calls this from sched_process_exec,
- * under the lock): events of the new image before this moment could not be told from the old
- * one's (the root's is unitmeter's own copy); every counter is read here.
+ * Adopt the current task's mm now, every counter read from the kernel (the lock held):
+ * - at an exec (proc.bpf.c), for the mm it built: events of the new image before this moment
+ *   could not be told from the old one's (the root's is unitmeter's own copy);
+ * - when a unit opens in a process whose mm no event has shown yet (units.bpf.c): attach's
+ *   /proc reading may be stale by then (a change between the reading and the attach).
  */
-__hidden int mm_adopt_exec(void)
+__hidden int mm_adopt_current(void)
 {
 	struct mm_struct *kmm = CURRENT_READ(mm);
 	__u64 key = (__u64)kmm;
@@ -290,8 +292,11 @@ __hidden int mm_adopt_exec(void)
 	if (!kmm || bpf_map_lookup_elem(&mms, &key))
 		return 0;
 	mm = mm_adopt(kmm, true);
-	if (mm)
-		mm_sync_all(mm, kmm);
+	if (!mm)
+		return 0;
+	if (thread_rss_caches)
+		own_mm_sync(mm, kmm, -1);
+	mm_sync_all(mm, kmm);
 	return 0;
 }
 

@@ -9,6 +9,9 @@
  */
 #include "state.bpf.h"
 
+/* rss.bpf.c: adopt the current task's mm, read from the kernel */
+extern int mm_adopt_current(void);
+
 /* Unit records waiting in the ring before the reader is woken: ~600 units. */
 #define UM_WAKEUP_BYTES (64 * 1024)
 
@@ -221,6 +224,9 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	if (!unit)
 		return;
 	id = seq * UM_UNIT_SLOTS + slot;
+	/* a unit starts from the kernel's figure, not from attach's /proc reading */
+	if (!proc->mm)
+		mm_adopt_current();
 	mm_key = proc->mm;
 	mm = mm_key ? bpf_map_lookup_elem(&mms, &mm_key) : NULL;
 	rss = mm ? mm->rss_bytes : 0;

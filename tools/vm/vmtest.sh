@@ -94,7 +94,7 @@ for cell in $cells; do
 	if [ "$status" = 0 ]; then result=pass; else result=FAIL; failed=$((failed + 1)); fi
 	printf '%-26s %-7s %-8s %s\n' "$kernel" "$cgroup" "$result" "${synthesis:-no test summary (status $status): see $dir/console.log}"
 	if [ "$status" != 0 ]; then
-		grep -a -B1 -A3 '^\[FAIL\]\|^\[----\].*Assertion' "$dir/console.txt" | head -40 | sed 's/^/    /'
+		grep -a -B4 '^\[FAIL\]' "$dir/console.txt" | head -40 | sed 's/^/    /'
 	fi
 done
 echo "matrix: $(( $(echo $cells | wc -w) - failed )) of $(echo $cells | wc -w) cells passed in $(( $(date +%s) - started )) s (logs: $out)"
