@@ -60,6 +60,32 @@ Test(units, spike_sizes_each_within_a_mebibyte)
 	um_result_free(&r);
 }
 
+/*
+ * Units of a few pages, each fewer faults than a thread's RSS cache takes before the kernel
+ * folds it into the mm (64, before 6.2): there the pages reach the mm only through the cache,
+ * and a tracer that does not read it sees none of them. Exact to the page (4 pages for the
+ * unit's own /proc reading and stack): on every kernel of the matrix.
+ */
+Test(units, small_units_exact_to_the_page)
+{
+	static const double sizes_kib[] = { 160, 40, 200, 8, 240 };
+	const char *mode[] = { "--mode", "spikes", "--kib", "--sizes", "160,40,200,8,240",
+			       "--hold-ms", "1", NULL };
+	struct um_result r;
+	json_t *units = run_units(&r, mode), *u;
+	size_t i;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(units), 5, "units: %zu\n%s", json_array_size(units), r.err);
+	json_array_foreach(units, i, u) {
+		double delta = jnum(u, "peak_rss_delta_bytes"), truth = sizes_kib[i] * 1024;
+
+		cr_expect(delta >= truth && delta <= truth + 4 * 4096,
+			  "unit %zu: peak delta %.0f, touched %.0f", i, delta, truth);
+	}
+	um_result_free(&r);
+}
+
 /* page_alloc_bytes of each unit within [low, low * 1.02 + slack MiB] (page tables, stacks). */
 static void expect_page_allocs(const char *const *mode, const double *low_mib, size_t n,
 			       double slack_mib)

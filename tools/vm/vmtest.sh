@@ -25,11 +25,12 @@ mkdir -p "$out"
 
 # The guests read the build through 9p while they run, for many minutes: they get a copy, so a
 # rebuild meanwhile cannot change a binary under them. Paths into the checkout point into it.
-# It stays in the checkout's build directory: the guests' /tmp, /var/tmp and /run are their own.
+# It lives under /var/cache: the guests' /tmp, /var/tmp and /run are their own tmpfs, and the
+# checkout itself may be under one of them.
 top=$(cd "$here/../.." && pwd)
-snap=$top/.output/vmtest-build
-rm -rf "$snap"
-mkdir -p "$snap"
+mkdir -p /var/cache/unitmeter-vm
+snap=$(mktemp -d /var/cache/unitmeter-vm/build.XXXXXX) || exit 1
+trap 'rm -rf "$snap"' EXIT
 (cd "$top" && cp -a --parents .output/unitmeter .output/libunitmeter_marker.so .output/workloads \
 	.output/demo .output/tests/unitmeter_tests python tests/fixtures tools/workloads "$snap/") || exit 1
 for var in UNITMETER WORKLOADS DEMO FIXTURES TEST_BIN; do

@@ -114,4 +114,13 @@ static inline const char *arg_str(int argc, char **argv, const char *name, const
 	return def;
 }
 
+/* Whether "--name" (without a value) is in argv. */
+static inline int arg_flag(int argc, char **argv, const char *name)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return 1;
+	return 0;
+}
+
 #endif

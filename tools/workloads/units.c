@@ -3,7 +3,8 @@
  * units: calls of fit_unit() with known costs, one --mode per property of the unit model.
  * Each unit's truth (bytes touched, thread CPU clocks, pids) is printed as JSON:
  * {"units": [...]} on the last line of stdout, or one line per unit with --stream.
- *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps
+ *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps;
+ *             with --kib the sizes are KiB (units smaller than a thread's RSS cache folds)
  *   cpu       --units N --cpu-ms C [--threads T] [--thread-mib M]  CPU-bound units, T threads
  *             each; each helper thread first touches M MiB and unmaps it
  *   recursion --units N --depth D  fit_unit calls itself D times
@@ -32,6 +33,7 @@
 
 struct job {
 	long mib;
+	long kib; /* added to mib: units of a few pages */
 	long hold_ms;
 	long cpu_ms;
 	long threads;
@@ -73,12 +75,13 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 	uint64_t proc_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 	j->rss_before = self_rss_bytes();
-	if (j->mib > 0) {
-		char *p = touch_anon(j->mib * MIB);
+	if (j->mib > 0 || j->kib > 0) {
+		size_t bytes = j->mib * MIB + j->kib * 1024;
+		char *p = touch_anon(bytes);
 
 		j->rss_hold = self_rss_bytes();
 		sleep_ms(j->hold_ms);
-		munmap(p, j->mib * MIB);
+		munmap(p, bytes);
 	}
 	if (j->cpu_ms > 0) {
 		pthread_t tids[MAX_THREADS];
@@ -169,7 +172,7 @@ static int unit_json(char *buf, size_t len, int first, const struct job *j)
 			"%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
 			"\"cpu_ns\": %llu, \"proc_cpu_ns\": %llu, \"child\": %d, \"child_cpu_ns\": %llu, "
 			"\"child_rss_hold\": %lld}",
-			first ? "" : ", ", getpid(), j->mib * (long)MIB, j->rss_before, j->rss_hold,
+			first ? "" : ", ", getpid(), j->mib * (long)MIB + j->kib * 1024, j->rss_before, j->rss_hold,
 			(unsigned long long)j->cpu_ns, (unsigned long long)j->proc_cpu_ns, j->child,
 			(unsigned long long)j->child_cpu_ns, j->child_rss_hold);
 }
@@ -214,12 +217,25 @@ int main(int argc, char **argv)
 		char sizes[256];
 		int first = 1;
 
+		int kib = arg_flag(argc, argv, "--kib");
+
+		/* the code and buffers a unit uses fault in now, so a unit of a few pages holds
+		 * its own pages only */
+		if (kib) {
+			self_rss_bytes();
+			munmap(touch_anon(4096), 4096);
+			sleep_ms(1);
+		}
+
 		snprintf(sizes, sizeof(sizes), "%s", arg_str(argc, argv, "--sizes", "16,48,32"));
 		printf("{\"units\": [");
 		for (char *s = strtok(sizes, ","); s; s = strtok(NULL, ",")) {
 			struct job j = base;
 
-			j.mib = atol(s);
+			if (kib)
+				j.kib = atol(s);
+			else
+				j.mib = atol(s);
 			fit_unit(&j);
 			print_unit(first, &j);
 			first = 0;
