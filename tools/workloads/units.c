@@ -4,7 +4,8 @@
  * Each unit's truth (bytes touched, thread CPU clocks, pids) is printed as JSON:
  * {"units": [...]} on the last line of stdout, or one line per unit with --stream.
  *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps;
- *             with --kib the sizes are KiB (units smaller than a thread's RSS cache folds)
+ *             with --kib the sizes are KiB (units smaller than a thread's RSS cache folds);
+ *             with --keep a unit's pages are unmapped after it returns, not inside it
  *   cpu       --units N --cpu-ms C [--threads T] [--thread-mib M]  CPU-bound units, T threads
  *             each; each helper thread first touches M MiB and unmaps it
  *   recursion --units N --depth D  fit_unit calls itself D times
@@ -34,6 +35,8 @@
 struct job {
 	long mib;
 	long kib; /* added to mib: units of a few pages */
+	int keep; /* leave the pages mapped at the unit's return, in kept */
+	char *kept;
 	long hold_ms;
 	long cpu_ms;
 	long threads;
@@ -81,7 +84,10 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 
 		j->rss_hold = self_rss_bytes();
 		sleep_ms(j->hold_ms);
-		munmap(p, bytes);
+		if (j->keep)
+			j->kept = p;
+		else
+			munmap(p, bytes);
 	}
 	if (j->cpu_ms > 0) {
 		pthread_t tids[MAX_THREADS];
@@ -236,7 +242,10 @@ int main(int argc, char **argv)
 				j.kib = atol(s);
 			else
 				j.mib = atol(s);
+			j.keep = arg_flag(argc, argv, "--keep");
 			fit_unit(&j);
+			if (j.kept)
+				munmap(j.kept, j.mib * MIB + j.kib * 1024);
 			print_unit(first, &j);
 			first = 0;
 		}
