@@ -31,6 +31,7 @@ top=$(cd "$here/../.." && pwd)
 mkdir -p /var/cache/unitmeter-vm
 snap=$(mktemp -d /var/cache/unitmeter-vm/build.XXXXXX) || exit 1
 trap 'rm -rf "$snap"' EXIT
+chmod 755 "$snap" # some tests run unitmeter as nobody
 (cd "$top" && cp -a --parents .output/unitmeter .output/libunitmeter_marker.so .output/workloads \
 	.output/demo .output/tests/unitmeter_tests python tests/fixtures tools/workloads "$snap/") || exit 1
 for var in UNITMETER WORKLOADS DEMO FIXTURES TEST_BIN; do
