@@ -271,6 +271,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* hw and check: no arguments; each command's table admits only its own options */
 static error_t parse_hw_opt(int key, char *arg, struct argp_state *state)
 {
 	struct um_options *o = state->input;
@@ -281,6 +282,9 @@ static error_t parse_hw_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		o->output = arg;
+		break;
+	case 'v': /* check */
+		um_verbosity++;
 		break;
 	case ARGP_KEY_ARG:
 		cli_fail(state, "unexpected argument '%s'", arg);
@@ -433,26 +437,8 @@ static const struct argp_option check_options[] = {
 	{ 0 },
 };
 
-static error_t parse_check_opt(int key, char *arg, struct argp_state *state)
-{
-	switch (key) {
-	case ARGP_KEY_INIT:
-		quiet_argp_hints(state);
-		break;
-	case 'v':
-		um_verbosity++;
-		break;
-	case ARGP_KEY_ARG:
-		cli_fail(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
 static const struct argp check_argp = {
-	check_options, parse_check_opt, "",
+	check_options, parse_hw_opt, "",
 	"Will unitmeter work here, and exactly? Prints what the running kernel offers (BTF, "
 	"tracefs, lockdown, its memory counters, the BPF features used), which build of the "
 	"programs it takes, then loads and attaches them once and detaches them. Exit status 0 "
