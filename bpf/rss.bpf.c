@@ -25,7 +25,8 @@
  *
  * mms are keyed by their address and learned from the events: on the owner's own events, or,
  * for a child being forked, on the copy's events that arrive from the parent's context before
- * sched_process_fork names the child; the mm an exec builds, at the exec (mm_adopt_exec).
+ * sched_process_fork names the child; the mm an exec builds, at the exec, and a process's mm
+ * when its first unit opens before any event showed it (mm_adopt_current).
  */
 #include "state.bpf.h"
 #include "rss_cache.bpf.h"
