@@ -210,7 +210,7 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		*slot = key;
 		return bpf_map_lookup_elem(&mms, &key);
 	}
-	/* the root before its exec runs unitmeter's own image: its mm is the exec's (mm_adopt_exec) */
+	/* the root before its exec runs unitmeter's own image: its mm is the exec's (mm_adopt_current) */
 	if (proc->flags & UM_PROC_AWAIT_EXEC)
 		return NULL;
 	fresh.tgid = tgid;
