@@ -243,13 +243,16 @@ static __always_inline void mm_sync_all(struct um_mm *mm, struct mm_struct *kmm)
 SEC("tp_btf/rss_stat")
 int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 {
+	struct task_struct *task;
 	struct um_mm *mm;
 	bool curr, adopted = false, held;
 	__u64 key = (__u64)kmm;
 
 	if ((__u32)member >= UM_MM_NR_MEMBERS || member == UM_MM_SWAPENTS)
 		return 0;
-	curr = CURRENT_READ(mm) == kmm;
+	/* fetched once: every page fault of every process on the machine comes here */
+	task = current_task();
+	curr = TASK_READ(task, mm) == kmm;
 	/*
 	 * The task's own mm: only a tracked task's can matter. Kernel threads working on a user mm
 	 * (kthread_use_mm) and io_uring workers (not created through the fork tracepoint) go the
@@ -257,7 +260,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 	 * always looked up.
 	 */
 	if (curr && !current_tracked() &&
-	    !(CURRENT_READ(flags) & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
+	    !(TASK_READ(task, flags) & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
 		return 0;
 	held = um_lock();
 	mm = bpf_map_lookup_elem(&mms, &key);

@@ -215,10 +215,13 @@ static __always_inline void um_unlock(bool held)
  * lets us load through; before it, the task's address is a number, read with probe reads.
  */
 #if UM_BASELINE
-#define CURRENT_READ(...) BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), __VA_ARGS__)
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#define TASK_READ(task, ...) BPF_CORE_READ(task, __VA_ARGS__)
 #else
-#define CURRENT_READ(field) (bpf_get_current_task_btf()->field)
+#define current_task() bpf_get_current_task_btf()
+#define TASK_READ(task, field) ((task)->field)
 #endif
+#define CURRENT_READ(...) TASK_READ(current_task(), __VA_ARGS__)
 
 static __always_inline __u32 current_tgid(void)
 {
