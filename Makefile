@@ -70,11 +70,11 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(
 
 # The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
 # baseline for what a 5.10 kernel offers. The loader picks one at start (user/kernel.c).
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/charge.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
+$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/charge.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BASELINE=1 -c $< -o $@
 

@@ -6,6 +6,7 @@
  * edges.
  */
 #include "state.bpf.h"
+#include "charge.bpf.h"
 #include "rss_cache.bpf.h"
 
 /* Before 5.14 the task's state field was `state`. */
@@ -158,6 +159,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* what its cache took outside a fault (a dying thread's was folded at its exit) */
 		if (thread_rss_caches && !dead)
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
+		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
+		charge_sample(1);
 		now = bpf_ktime_get_ns();
 		thread_switch_out(out, prev_tid, prev, now, dead);
 	}

@@ -18,6 +18,7 @@ baseline_lock_map_t baseline_lock SEC(".maps");
 
 const volatile __u32 nr_possible_cpus = 1;
 const volatile __u32 thread_rss_caches;
+const volatile __u64 charge_cgroup_id;
 
 __s64 group_rss_bytes;
 __u64 group_peak_rss_bytes;
@@ -32,5 +33,13 @@ __u64 lock_timeouts;
 __u32 trust_marks;
 __u64 cpu_running[UM_MAX_CPUS];
 struct cpu_pending_alloc cpu_pending_alloc[UM_MAX_CPUS];
+__u64 charge_memcg;
+__u64 charge_seen_bytes;
+__u64 group_peak_charge_bytes;
+__u64 charge_watermark_start_bytes;
+__u64 charge_watermark_last_bytes;
+__u64 charge_unwatched;
+__u64 charge_watchers[UM_CHARGE_WATCHERS];
+__u32 charge_watchers_used;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

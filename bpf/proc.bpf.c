@@ -5,6 +5,7 @@
  * last thread has switched out for good (cpu.bpf.c calls proc_finish).
  */
 #include "state.bpf.h"
+#include "charge.bpf.h"
 
 #define UM_SIGSTOP 19
 
@@ -132,6 +133,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	proc->unit_depth = 0;
 	/* the mm the exec built */
 	mm_adopt_current();
+	/* the run's command has just entered its memory cgroup's life: learn it */
+	charge_learn_current();
 	um_unlock(held);
 
 	rec = record_reserve(sizeof(*rec));
@@ -182,6 +185,8 @@ __hidden int proc_finish(__u32 tgid, __u64 now)
 		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXIT);
 	if (proc->mm)
 		mm_retire(proc, proc->mm);
+	/* the last process's exit leaves the run's high-water mark here */
+	charge_watermark_read();
 
 	rec = record_reserve(sizeof(*rec));
 	if (rec) {

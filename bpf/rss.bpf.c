@@ -30,6 +30,7 @@
  */
 #include "state.bpf.h"
 #include "rss_cache.bpf.h"
+#include "charge.bpf.h"
 
 #if !UM_BASELINE
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -84,8 +85,10 @@ int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 	if (!current_tracked())
 		return 0;
 	task = bpf_get_current_task();
-	return thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(),
-				     (__u64)CURRENT_READ(mm));
+	thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(), (__u64)CURRENT_READ(mm));
+	/* the fault's pages were charged before the thread's cache took them */
+	charge_sample(1);
+	return 0;
 }
 
 /*
@@ -275,6 +278,8 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 			mm_sync_all(mm, kmm);
 		else
 			mm_member_sync(mm, kmm, member);
+		/* a page mapped by the group was charged before it was counted */
+		charge_sample(0);
 	}
 	um_unlock(held);
 	return 0;

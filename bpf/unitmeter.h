@@ -29,6 +29,13 @@
 #define UM_UNIT_SLOTS 4096
 /* um_unit.id of a slot being filled: taken, but not yet a unit anyone may charge */
 #define UM_UNIT_CLAIMING 1
+/*
+ * Units whose window the memory charge is watched in at once (charge.bpf.h): each read raises
+ * every open one's peak. More open units at a time: their charge peak is null.
+ */
+#define UM_CHARGE_WATCHERS 64
+/* A charge figure that could not be read (no memory cgroup known): null in the outputs. */
+#define UM_CHARGE_UNKNOWN (~0ULL)
 /* Possible CPUs whose share of an mm counter is summed (rss.bpf.c); more: refused at start. */
 #define UM_MAX_CPUS 1024
 
@@ -118,8 +125,11 @@ struct um_unit_record {
 	__u64 output_bytes;
 	__u32 processes;
 	__u32 threads;
+	/* the memory cgroup's charge at entry and its peak in the window; UM_CHARGE_UNKNOWN: none */
+	__u64 start_charge_bytes;
+	__u64 peak_charge_bytes;
 };
-_Static_assert(sizeof(struct um_unit_record) == 96, "um_unit_record layout");
+_Static_assert(sizeof(struct um_unit_record) == 112, "um_unit_record layout");
 
 /* procs map value, keyed by tgid. */
 struct um_proc {
@@ -205,7 +215,10 @@ struct um_unit {
 	__u32 threads;
 	__u64 start_steal_ns; /* the opening CPU's cumulative steal time at entry */
 	__u32 start_cpu;
-	__u32 pad;
+	__u32 charge_watcher; /* its index in charge_watchers + 1; 0: none */
+	__u64 start_charge_bytes;
+	__u64 peak_charge_bytes;
+	__u64 start_charge_watermark; /* the kernel's high-water mark of the charge at entry */
 };
 
 #endif /* UNITMETER_H */

@@ -8,6 +8,7 @@
  * the end marker's entry takes the return program.
  */
 #include "state.bpf.h"
+#include "charge.bpf.h"
 
 /* rss.bpf.c: adopt the current task's mm, read from the kernel */
 extern int mm_adopt_current(void);
@@ -99,10 +100,12 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 	struct um_unit_record *rec;
 	struct um_proc *owner;
 	struct um_unit *unit;
+	__u64 peak_charge;
 
 	unit = unit_get(id);
 	if (!unit)
 		return 0;
+	peak_charge = charge_unit_close(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
 	if (owner && current_tgid() == tgid)
@@ -147,6 +150,8 @@ __hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
 		rec->output_bytes = unit->output_bytes;
 		rec->processes = unit->processes;
 		rec->threads = unit->threads;
+		rec->start_charge_bytes = unit->start_charge_bytes;
+		rec->peak_charge_bytes = peak_charge;
 		/*
 		 * Waking the reader for every unit costs more than a tiny unit itself: wake it only
 		 * when a batch is waiting; its 100 ms poll picks up the rest.
@@ -245,8 +250,9 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	unit->output_bytes = 0;
 	unit->processes = 1;
 	unit->threads = proc->live_threads;
-	unit->pad = 0;
 	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
+	/* after the id: from here on the charge reads raise its peak */
+	charge_unit_open(id);
 	proc->own_unit = id;
 	units_push(proc->units, id);
 	if (mm)

@@ -12,17 +12,24 @@
 #define MIB (1024.0 * 1024.0)
 
 struct fixture_units {
-	double wall[16], util[16], peak[16], out[16];
+	double wall[16], util[16], peak[16], out[16], cycle[16], charge[16];
 };
 
-static struct project_input input_of(struct fixture_units *f, size_t n, double outside,
-				     double per_unit)
+/* Units without a timeline (each unit's time is its wall) and without a memory charge. */
+static struct project_input input_of(struct fixture_units *f, size_t n, double fixed)
 {
-	return (struct project_input){
-		.wall_s = f->wall, .cpu_utilisation = f->util, .peak_rss_bytes = f->peak,
-		.output_bytes = f->out, .n = n, .n_files = 1, .outside_s = outside,
-		.outside_per_unit_s = per_unit,
+	struct project_input in = {
+		.wall_s = f->wall, .cycle_s = f->cycle, .cpu_utilisation = f->util,
+		.peak_rss_bytes = f->peak, .peak_charge_bytes = f->charge, .output_bytes = f->out,
+		.n = n, .n_files = 1, .fixed_s = fixed, .group_peak_charge_bytes = -1,
 	};
+
+	for (size_t i = 0; i < n; i++) {
+		f->cycle[i] = f->wall[i];
+		f->charge[i] = -1;
+	}
+	snprintf(in.charge_unknown, sizeof(in.charge_unknown), "fixture: no charge");
+	return in;
 }
 
 static bool has_note(const struct projection *p, const char *text)
@@ -48,7 +55,7 @@ Test(project, ten_units_by_hand)
 		f.out[i] = 2 * MIB;
 	}
 	f.util[9] = 3.2; /* p90 of nine 1.0 and one 3.2: 1.0 + 0.1 x 2.2 = 1.22 */
-	in = input_of(&f, 10, -1, -1);
+	in = input_of(&f, 10, -1);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	cr_expect(!p.used_max);
 	cr_expect_float_eq(p.wall_unit_s, 18.2, 1e-9);
@@ -66,6 +73,7 @@ Test(project, ten_units_by_hand)
 	cr_expect_eq(p.units_per_task, 5);
 	cr_expect(has_note(&p, "unknown from units streams"));
 	cr_expect(has_note(&p, "page cache"));
+	cr_expect(has_note(&p, "fixture: no charge"));
 	cr_expect(!has_note(&p, "too few"));
 }
 
@@ -80,15 +88,15 @@ Test(project, manifest_with_run_outside_time_and_an_incomplete_unit)
 	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(in.n, 5);
 	cr_expect_eq(in.n_incomplete, 1);
-	/* run 30 s - the six units' 25 s = 5 s outside, 5/6 s per calibration unit */
-	cr_expect_float_eq(in.outside_s, 5.0, 1e-9);
-	cr_expect_float_eq(in.outside_per_unit_s, 5.0 / 6.0, 1e-9);
+	/* no start times: run 30 s - the six units' 25 s = 5 s fixed per task */
+	cr_expect(in.fixed_from_totals);
+	cr_expect_float_eq(in.fixed_s, 5.0, 1e-9);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* walls 2,2,4,6,8: p90 = 6 + 0.6 x 2 = 7.2; 10 units per task;
-	 * outside max(5, 10 x 5/6) = 8.33 s; (72 + 8.33) x 1.25 = 100.42 s -> 2 minutes */
+	 * (10 x 7.2 + 5) x 1.25 = 96.25 s -> 2 minutes */
 	cr_expect_float_eq(p.wall_unit_s, 7.2, 1e-9);
-	cr_expect_float_eq(p.outside_s, 50.0 / 6.0, 1e-9);
-	cr_expect_float_eq(p.time_s, (72.0 + 50.0 / 6.0) * 1.25, 1e-9);
+	cr_expect_float_eq(p.fixed_s, 5.0, 1e-9);
+	cr_expect_float_eq(p.time_s, (72.0 + 5.0) * 1.25, 1e-9);
 	cr_expect_eq(p.time_min, 2);
 	/* the run's 600 MiB whole-group peak is above every complete unit's (max 400 MiB; the
 	 * incomplete one's 500 MiB is left out): 600 x 1.25 = 750 */
@@ -106,7 +114,7 @@ Test(project, too_few_units_for_a_p90_use_the_max_and_say_so)
 	struct fixture_units f = { .wall = { 1, 2, 10 }, .util = { 1, 1, 1 },
 				   .peak = { MIB, MIB, MIB }, .out = { 0, 0, 0 } };
 	struct project_options opt = { .units_total = 6, .margin = 1 };
-	struct project_input in = input_of(&f, 3, -1, -1);
+	struct project_input in = input_of(&f, 3, -1);
 	struct projection p;
 	char err[256];
 
@@ -126,7 +134,7 @@ Test(project, rounding_edges)
 				   .util = { 1.04, 1.04, 1.04, 1.04, 1.04 },
 				   .peak = { 1, 1, 1, 1, 1 }, .out = { -1, -1, -1, -1, -1 } };
 	struct project_options opt = { .units_total = 5, .margin = 1 };
-	struct project_input in = input_of(&f, 5, -1, -1);
+	struct project_input in = input_of(&f, 5, -1);
 	struct projection p;
 	char err[256];
 
@@ -143,6 +151,7 @@ Test(project, rounding_edges)
 		f.wall[i] = 12.1;
 		f.util[i] = 1.06;
 	}
+	in = input_of(&f, 5, -1);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(p.time_min, 2);
 	cr_expect_eq(p.cpus, 2);
@@ -153,6 +162,7 @@ Test(project, rounding_edges)
 		f.util[i] = 0.2;
 		f.peak[i] = 64 * MIB + 1;
 	}
+	in = input_of(&f, 5, -1);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(p.time_min, 1);
 	cr_expect_eq(p.cpus, 1);
@@ -164,7 +174,7 @@ Test(project, max_time_splits_into_more_tasks)
 	struct fixture_units f = { .wall = { 60, 60, 60, 60, 60 }, .util = { 1, 1, 1, 1, 1 },
 				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
 	struct project_options opt = { .units_total = 100, .margin = 1, .max_time_s = 30 * 60 };
-	struct project_input in = input_of(&f, 5, -1, -1);
+	struct project_input in = input_of(&f, 5, -1);
 	struct projection p;
 	char err[256];
 
@@ -179,6 +189,7 @@ Test(project, max_time_splits_into_more_tasks)
 	/* one unit of an hour cannot fit in 30 minutes at all */
 	for (int i = 0; i < 5; i++)
 		f.wall[i] = 3600;
+	in = input_of(&f, 5, -1);
 	cr_expect_eq(um_project(&in, &opt, &p, err, sizeof(err)), -1);
 	cr_expect(strstr(err, "no split fits"), "%s", err);
 }
@@ -188,7 +199,7 @@ Test(project, more_tasks_than_units_are_trimmed)
 	struct fixture_units f = { .wall = { 1, 1, 1, 1, 1 }, .util = { 1, 1, 1, 1, 1 },
 				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
 	struct project_options opt = { .units_total = 10, .tasks = 6, .margin = 1 };
-	struct project_input in = input_of(&f, 5, -1, -1);
+	struct project_input in = input_of(&f, 5, -1);
 	struct projection p;
 	char err[256];
 
@@ -203,28 +214,81 @@ Test(project, more_tasks_than_units_are_trimmed)
 	cr_expect_eq(p.units_per_task, 1);
 }
 
-Test(project, outside_time_fixed_or_per_unit_whichever_is_larger)
+Test(project, fixed_time_is_paid_once_per_task_not_per_unit)
 {
 	struct fixture_units f = { .wall = { 1, 1, 1, 1, 1 }, .util = { 1, 1, 1, 1, 1 },
 				   .peak = { MIB, MIB, MIB, MIB, MIB }, .out = { 0, 0, 0, 0, 0 } };
 	struct project_options opt = { .units_total = 3, .margin = 1 };
-	struct project_input in = input_of(&f, 5, 10, 2);
+	struct project_input in = input_of(&f, 5, 60);
 	struct projection p;
 	char err[256];
 
+	/* a 60 s data load calibrated on 5 units: 3 units x 1 s + 60 s, not 3 x 12 s + ... */
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	cr_expect_float_eq(p.outside_s, 10.0, 1e-12, "3 units x 2 s < 10 s fixed");
-	opt.units_total = 8;
+	cr_expect_float_eq(p.time_s, 63.0, 1e-12);
+	opt.units_total = 1000;
+	opt.tasks = 10;
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	cr_expect_float_eq(p.outside_s, 16.0, 1e-12, "8 units x 2 s > 10 s fixed");
-	cr_expect_float_eq(p.time_s, 24.0, 1e-12);
+	cr_expect_float_eq(p.time_s, 160.0, 1e-12, "100 units x 1 s + 60 s");
+}
+
+Test(project, timeline_gives_fixed_part_gaps_and_the_charge)
+{
+	const char *files[] = { fixture("project/timeline.json") };
+	struct project_options opt = { .units_total = 10, .tasks = 2, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(in.n, 3);
+	cr_expect(!in.fixed_from_totals);
+	/* units at 3.0+1.0, 4.5+1.0, 5.5+2.0, and an incomplete one at 7.5+0.5 in a 10 s run:
+	 * 3 s before the first, 10 - 8 = 2 s after the last */
+	cr_expect_float_eq(in.fixed_before_s, 3.0, 1e-9);
+	cr_expect_float_eq(in.fixed_after_s, 2.0, 1e-9);
+	cr_expect_float_eq(in.fixed_s, 5.0, 1e-9);
+	/* wall + gap to the next start: 1 + 0.5, 1 + 0, 2 + 0 (the next is the incomplete one) */
+	cr_expect_float_eq(in.cycle_s[0], 1.5, 1e-9);
+	cr_expect_float_eq(in.cycle_s[1], 1.0, 1e-9);
+	cr_expect_float_eq(in.cycle_s[2], 2.0, 1e-9);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* 3 units: max; 5 units per task: 5 x 2.0 + 5.0 = 15 s */
+	cr_expect_float_eq(p.time_s, 15.0, 1e-9);
+	cr_expect(strstr(p.derivation[0], "3.00 s before the first unit, 2.00 s after the last"),
+		  "%s", p.derivation[0]);
+	/* charge: units 100, 200, 150 MiB (the incomplete one's 900 left out), run 220 MiB */
+	cr_expect(p.mem_from_charge);
+	cr_expect_eq(p.mem_mib, 220);
+	cr_expect(strstr(p.derivation[1], "memory charge"), "%s", p.derivation[1]);
+	cr_expect(strstr(p.derivation[1], "peak RSS is 400.0 MiB"), "%s", p.derivation[1]);
+	cr_expect(has_note(&p, "shared by forked processes"));
+	um_project_input_free(&in);
+}
+
+Test(project, unknown_charge_falls_back_to_rss_and_says_why)
+{
+	const char *files[] = { fixture("project/nocharge.json") };
+	struct project_options opt = { .units_total = 10, .tasks = 2, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(!p.mem_from_charge);
+	/* RSS: the run's 500 MiB above the units' 400 */
+	cr_expect_eq(p.mem_mib, 500);
+	cr_expect(has_note(&p, "Read-only file system"));
+	cr_expect(has_note(&p, "--mem from peak RSS"));
+	um_project_input_free(&in);
 }
 
 Test(project, no_complete_unit_is_an_error)
 {
 	static struct fixture_units f; /* zeroed: no unit at all */
 	struct project_options opt = { .units_total = 3, .margin = 1 };
-	struct project_input in = input_of(&f, 0, -1, -1);
+	struct project_input in = input_of(&f, 0, -1);
 	struct projection p;
 	char err[256];
 
@@ -286,7 +350,7 @@ Test(project, command_prints_header_and_json)
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --tmp=25M\n"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --array=0-3\n"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --partition=short\n"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "# --mem: whole-run peak 600.0 MiB"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "# --mem: whole-run peak RSS 600.0 MiB"), "%s", r.out);
 	/* each option line alone on its line, each preceded by the comment that derives it */
 	for (char *line = strstr(r.out, "\n#SBATCH "); line; line = strstr(line + 1, "\n#SBATCH ")) {
 		cr_expect_null(strchr(line + 9, ' ') < strchr(line + 1, '\n') ? strchr(line + 9, ' ')

@@ -70,22 +70,10 @@ static long long ceil_units(double x, double unit)
 	return (double)r < q ? r + 1 : r;
 }
 
-static double outside_for(const struct project_input *in, long long units)
-{
-	double scaled;
-
-	if (in->outside_s < 0)
-		return 0;
-	/* fixed set-up (loading data once) or per-unit work outside the function (making each
-	 * unit's input): the calibration cannot tell which, so take the larger */
-	scaled = (double)units * in->outside_per_unit_s;
-	return scaled > in->outside_s ? scaled : in->outside_s;
-}
-
 static double task_time_s(const struct projection *p, const struct project_input *in,
 			  const struct project_options *opt, long long units)
 {
-	return ((double)units * p->wall_unit_s + outside_for(in, units)) * opt->margin;
+	return ((double)units * p->cycle_unit_s + (in->fixed_s > 0 ? in->fixed_s : 0)) * opt->margin;
 }
 
 static long long whole_minutes(double seconds)
@@ -95,40 +83,39 @@ static long long whole_minutes(double seconds)
 	return m < 1 ? 1 : m;
 }
 
-int um_project(const struct project_input *in, const struct project_options *opt,
-	       struct projection *p, char *err, size_t errlen)
+/* The per-unit figures the request is made of: p90 (or max) of time, utilisation; max of peaks. */
+static void unit_statistics(struct projection *p, const struct project_input *in,
+			    const struct project_options *opt)
 {
-	const char *stat;
-	double mem_basis, out_max = -1, outside;
-	long long n = opt->units_total;
-	char limit[32], wanted[32];
+	double out_max = -1;
 
-	memset(p, 0, sizeof(*p));
-	if (!in->n) {
-		snprintf(err, errlen, "no complete units to project from%s: calibrate with "
-			 "'unitmeter run --unit SPEC' until at least one unit has returned",
-			 in->n_incomplete ? " (every unit was cut short)" : "");
-		return -1;
-	}
-	if (n <= 0 || opt->margin < 1 || !isfinite(opt->margin)) {
-		snprintf(err, errlen, "--units must be positive and --margin at least 1");
-		return -1;
-	}
 	p->used_max = opt->time_max || in->n < MIN_UNITS_FOR_P90;
-	stat = p->used_max ? "max" : "p90";
 	p->wall_median_s = percentile_of(in->wall_s, in->n, 50);
 	p->wall_max_s = max_of(in->wall_s, in->n);
 	p->wall_unit_s = p->used_max ? p->wall_max_s : percentile_of(in->wall_s, in->n, 90);
+	p->cycle_unit_s = p->used_max ? max_of(in->cycle_s, in->n)
+				      : percentile_of(in->cycle_s, in->n, 90);
 	p->peak_unit_bytes = max_of(in->peak_rss_bytes, in->n);
 	p->peak_median_bytes = percentile_of(in->peak_rss_bytes, in->n, 50);
+	p->charge_unit_bytes = -1;
+	p->charge_median_bytes = -1;
+	if (!in->charge_unknown[0]) {
+		p->charge_unit_bytes = max_of(in->peak_charge_bytes, in->n);
+		p->charge_median_bytes = percentile_of(in->peak_charge_bytes, in->n, 50);
+	}
 	p->cpu_utilisation_unit = p->used_max ? max_of(in->cpu_utilisation, in->n)
 					      : percentile_of(in->cpu_utilisation, in->n, 90);
 	for (size_t i = 0; i < in->n; i++)
 		if (in->output_bytes[i] >= 0 && in->output_bytes[i] > out_max)
 			out_max = in->output_bytes[i];
 	p->output_unit_bytes = out_max;
+}
 
-	/* units per task and tasks */
+/* Units per task and tasks, from --tasks or --units-per-task (one task of all by default). */
+static void split_into_tasks(struct projection *p, const struct project_options *opt)
+{
+	long long n = opt->units_total;
+
 	if (opt->tasks > 0) {
 		long long k = opt->tasks > n ? n : opt->tasks;
 
@@ -142,87 +129,141 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	if (opt->tasks > 0 && p->tasks != opt->tasks)
 		note(p, "%lld tasks asked for %lld units: %lld tasks of %lld units cover them, so the "
 		     "array has %lld", opt->tasks, n, p->tasks, p->units_per_task, p->tasks);
+}
 
-	p->time_s = task_time_s(p, in, opt, p->units_per_task);
-	if (!(p->time_s / 60 < FIGURE_MAX) ||
-	    !((double)p->units_per_task * (out_max > 0 ? out_max : 0) * opt->margin / MIB < FIGURE_MAX)) {
-		snprintf(err, errlen, "a task of %lld units would need %.3g s or write %.3g bytes: "
-			 "beyond any SLURM request; use more tasks", p->units_per_task, p->time_s,
-			 (double)p->units_per_task * out_max);
+/* --max-time: the most units per task whose time fits, or -1 with err when one unit does not. */
+static int fit_max_time(struct projection *p, const struct project_input *in,
+			const struct project_options *opt, char *err, size_t errlen)
+{
+	long long lo = 0, hi = p->units_per_task; /* the task's time grows with its units */
+	char limit[32], wanted[32];
+
+	if (opt->max_time_s <= 0 || (double)p->time_min * 60 <= opt->max_time_s)
+		return 0;
+	while (lo < hi) {
+		long long mid = lo + (hi - lo + 1) / 2;
+
+		if ((double)whole_minutes(task_time_s(p, in, opt, mid)) * 60 <= opt->max_time_s)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	um_format_slurm_minutes((long long)(opt->max_time_s / 60), limit, sizeof(limit));
+	if (lo == 0) {
+		um_format_slurm_minutes(whole_minutes(task_time_s(p, in, opt, 1)), wanted,
+					sizeof(wanted));
+		snprintf(err, errlen, "one unit alone needs %s (%s unit time %.3f s + %.2f s fixed, x "
+			 "%.2f margin, in whole minutes), more than --max-time %s: no split fits",
+			 wanted, p->used_max ? "max" : "p90", p->cycle_unit_s,
+			 in->fixed_s > 0 ? in->fixed_s : 0, opt->margin, limit);
 		return -1;
 	}
+	um_format_slurm_minutes(p->time_min, wanted, sizeof(wanted));
+	p->split = true;
+	p->units_per_task = lo;
+	p->tasks = ceil_div(opt->units_total, lo);
+	p->time_s = task_time_s(p, in, opt, lo);
 	p->time_min = whole_minutes(p->time_s);
-	if (opt->max_time_s > 0 && (double)p->time_min * 60 > opt->max_time_s) {
-		long long m = p->units_per_task;
+	note(p, "split: one task would need %s, past --max-time %s; %lld units now run in "
+	     "%lld tasks of at most %lld", wanted, limit, opt->units_total, p->tasks, lo);
+	return 0;
+}
 
-		long long lo = 0, hi = m; /* the task's time grows with m: the largest m that fits */
+static void derive_time(struct projection *p, const struct project_input *in,
+			const struct project_options *opt)
+{
+	const char *stat = p->used_max ? "max" : "p90";
+	double units_s = (double)p->units_per_task * p->cycle_unit_s;
 
-		while (lo < hi) {
-			long long mid = lo + (hi - lo + 1) / 2;
+	p->fixed_s = in->fixed_s;
+	if (in->fixed_s >= 0 && !in->fixed_from_totals)
+		snprintf(p->derivation[0], sizeof(p->derivation[0]),
+			 "per unit: %lld units x %s (unit wall + gap to the next) %.3f s = %.1f s; "
+			 "fixed: %.2f s (%.2f s before the first unit, %.2f s after the last); "
+			 "%.1f s x %.2f margin = %.1f s, in whole minutes", p->units_per_task, stat,
+			 p->cycle_unit_s, units_s, in->fixed_s, in->fixed_before_s,
+			 in->fixed_after_s, units_s + in->fixed_s, opt->margin, p->time_s);
+	else if (in->fixed_s >= 0)
+		snprintf(p->derivation[0], sizeof(p->derivation[0]),
+			 "per unit: %lld units x %s wall %.3f s = %.1f s; fixed: %.2f s (the run's "
+			 "wall less its units'); %.1f s x %.2f margin = %.1f s, in whole minutes",
+			 p->units_per_task, stat, p->cycle_unit_s, units_s, in->fixed_s,
+			 units_s + in->fixed_s, opt->margin, p->time_s);
+	else
+		snprintf(p->derivation[0], sizeof(p->derivation[0]),
+			 "%lld units x %s wall %.3f s = %.1f s, x %.2f margin = %.1f s, in whole "
+			 "minutes", p->units_per_task, stat, p->cycle_unit_s, units_s, opt->margin,
+			 p->time_s);
+}
 
-			if ((double)whole_minutes(task_time_s(p, in, opt, mid)) * 60 <= opt->max_time_s)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		m = lo;
-		um_format_slurm_minutes((long long)(opt->max_time_s / 60), limit, sizeof(limit));
-		if (m == 0) {
-			um_format_slurm_minutes(whole_minutes(task_time_s(p, in, opt, 1)), wanted,
-						sizeof(wanted));
-			snprintf(err, errlen, "one unit alone needs %s (%s wall %.3f s x %.2f margin, "
-				 "in whole minutes), more than --max-time %s: no split fits", wanted,
-				 stat, p->wall_unit_s, opt->margin, limit);
-			return -1;
-		}
-		um_format_slurm_minutes(p->time_min, wanted, sizeof(wanted));
-		p->split = true;
-		p->units_per_task = m;
-		p->tasks = ceil_div(n, m);
-		p->time_s = task_time_s(p, in, opt, m);
-		p->time_min = whole_minutes(p->time_s);
-		note(p, "split: one task would need %s, past --max-time %s; %lld units now run in "
-		     "%lld tasks of at most %lld", wanted, limit, n, p->tasks, m);
-	}
-	outside = in->outside_s < 0 ? -1 : outside_for(in, p->units_per_task);
-	p->outside_s = outside;
+/*
+ * --mem from the memory charge when every unit has one: what SLURM's cgroup enforces, a page
+ * shared by forked workers counted once, page cache counted. Else from peak RSS, with a note.
+ */
+static void derive_mem(struct projection *p, const struct project_input *in,
+		       const struct project_options *opt)
+{
+	double units_peak, run_peak;
+	const char *what;
 
-	mem_basis = p->peak_unit_bytes;
-	if (in->group_peak_rss_bytes > mem_basis)
-		mem_basis = in->group_peak_rss_bytes;
-	p->mem_mib = ceil_units(mem_basis * opt->margin, MIB);
+	p->mem_from_charge = !in->charge_unknown[0];
+	units_peak = p->mem_from_charge ? p->charge_unit_bytes : p->peak_unit_bytes;
+	run_peak = p->mem_from_charge ? in->group_peak_charge_bytes : in->group_peak_rss_bytes;
+	what = p->mem_from_charge ? "memory charge" : "RSS";
+	p->mem_basis_bytes = run_peak > units_peak ? run_peak : units_peak;
+	p->mem_mib = ceil_units(p->mem_basis_bytes * opt->margin, MIB);
 	if (p->mem_mib < 1)
 		p->mem_mib = 1;
+	if (run_peak > units_peak)
+		snprintf(p->derivation[1], sizeof(p->derivation[1]),
+			 "whole-run peak %s %.1f MiB (above the units' max %.1f MiB) x %.2f margin "
+			 "= %.1f MiB", what, run_peak / MIB, units_peak / MIB, opt->margin,
+			 run_peak * opt->margin / MIB);
+	else
+		snprintf(p->derivation[1], sizeof(p->derivation[1]),
+			 "max peak %s %.1f MiB over %zu units x %.2f margin = %.1f MiB", what,
+			 units_peak / MIB, in->n, opt->margin, units_peak * opt->margin / MIB);
+	if (p->mem_from_charge) {
+		size_t len = strlen(p->derivation[1]);
+
+		snprintf(p->derivation[1] + len, sizeof(p->derivation[1]) - len,
+			 "; the units' peak RSS is %.1f MiB", p->peak_unit_bytes / MIB);
+		if (p->peak_unit_bytes > 1.25 * units_peak)
+			note(p, "peak RSS (max %.1f MiB) is %.1fx the memory charge (max %.1f MiB): "
+			     "RSS counts a page shared by forked processes once per process, the "
+			     "cgroup that --mem is enforced on counts it once", p->peak_unit_bytes / MIB,
+			     p->peak_unit_bytes / units_peak, units_peak / MIB);
+		else if (units_peak > 1.25 * p->peak_unit_bytes)
+			note(p, "the memory charge (max %.1f MiB) is %.1fx peak RSS (max %.1f MiB): the "
+			     "cgroup that --mem is enforced on also counts the page cache of files the "
+			     "units read and write, and kernel memory", units_peak / MIB,
+			     units_peak / p->peak_unit_bytes, p->peak_unit_bytes / MIB);
+		note(p, "the %.2f margin adds %.0f MiB over the measured charge", opt->margin,
+		     p->mem_basis_bytes * (opt->margin - 1) / MIB);
+	} else {
+		note(p, "--mem from peak RSS, as the memory charge is not known: %s", in->charge_unknown);
+		note(p, "--mem is enforced on the job's cgroup charge, which also counts the page cache "
+		     "of files it reads and writes, and a page shared by forked processes once; the "
+		     "%.2f margin adds %.0f MiB over the measured peak", opt->margin,
+		     p->mem_basis_bytes * (opt->margin - 1) / MIB);
+	}
+}
+
+/* --cpus-per-task, --tmp and --array, each with its derivation. */
+static void derive_cpus_tmp_array(struct projection *p, const struct project_input *in,
+				  const struct project_options *opt)
+{
+	double out_max = p->output_unit_bytes;
+
 	p->cpus = ceil_units(p->cpu_utilisation_unit - CPU_ROUND_SLACK, 1.0);
 	if (p->cpus < 1)
 		p->cpus = 1;
 	p->tmp_mib = out_max > 0 ? ceil_units((double)p->units_per_task * out_max * opt->margin, MIB)
 				 : 0;
-
-	/* how each figure came about, one line each */
-	if (outside >= 0)
-		snprintf(p->derivation[0], sizeof(p->derivation[0]),
-			 "%lld units x %s wall %.3f s + %.2f s outside units = %.1f s, x %.2f margin "
-			 "= %.1f s, in whole minutes", p->units_per_task, stat, p->wall_unit_s,
-			 outside, (double)p->units_per_task * p->wall_unit_s + outside, opt->margin,
-			 p->time_s);
-	else
-		snprintf(p->derivation[0], sizeof(p->derivation[0]),
-			 "%lld units x %s wall %.3f s = %.1f s, x %.2f margin = %.1f s, in whole "
-			 "minutes", p->units_per_task, stat, p->wall_unit_s,
-			 (double)p->units_per_task * p->wall_unit_s, opt->margin, p->time_s);
-	if (in->group_peak_rss_bytes > p->peak_unit_bytes)
-		snprintf(p->derivation[1], sizeof(p->derivation[1]),
-			 "whole-run peak %.1f MiB (above the units' max %.1f MiB) x %.2f margin = "
-			 "%.1f MiB", mem_basis / MIB, p->peak_unit_bytes / MIB, opt->margin,
-			 mem_basis * opt->margin / MIB);
-	else
-		snprintf(p->derivation[1], sizeof(p->derivation[1]),
-			 "max peak %.1f MiB over %zu units x %.2f margin = %.1f MiB", mem_basis / MIB,
-			 in->n, opt->margin, mem_basis * opt->margin / MIB);
 	snprintf(p->derivation[2], sizeof(p->derivation[2]),
 		 "%s CPU utilisation %.2f cores over %zu units, rounded up (%.2f core of slack), "
-		 "at least 1", stat, p->cpu_utilisation_unit, in->n, CPU_ROUND_SLACK);
+		 "at least 1", p->used_max ? "max" : "p90", p->cpu_utilisation_unit, in->n,
+		 CPU_ROUND_SLACK);
 	if (out_max >= MIB)
 		snprintf(p->derivation[3], sizeof(p->derivation[3]),
 			 "%lld units x max %.2f MiB written per unit x %.2f margin",
@@ -237,11 +278,15 @@ int um_project(const struct project_input *in, const struct project_options *opt
 				      : "bytes written were not recorded: no --tmp");
 	snprintf(p->derivation[4], sizeof(p->derivation[4]),
 		 "task $SLURM_ARRAY_TASK_ID runs units [ID*%lld, ID*%lld+%lld) of %lld",
-		 p->units_per_task, p->units_per_task, p->units_per_task, n);
+		 p->units_per_task, p->units_per_task, p->units_per_task, opt->units_total);
+}
 
-	/* what the calibration cannot tell */
+/* What the calibration cannot tell. */
+static void calibration_notes(struct projection *p, const struct project_input *in,
+			      const struct project_options *opt)
+{
 	note(p, "calibrated on %zu complete unit%s from %zu file%s: wall median %.3f s, max %.3f s; "
-	     "peak median %.1f MiB, max %.1f MiB", in->n, in->n == 1 ? "" : "s", in->n_files,
+	     "peak RSS median %.1f MiB, max %.1f MiB", in->n, in->n == 1 ? "" : "s", in->n_files,
 	     in->n_files == 1 ? "" : "s", p->wall_median_s, p->wall_max_s,
 	     p->peak_median_bytes / MIB, p->peak_unit_bytes / MIB);
 	if (in->n_incomplete)
@@ -254,14 +299,46 @@ int um_project(const struct project_input *in, const struct project_options *opt
 		note(p, "unit wall times vary (max %.1fx the median): a task of slow units can pass "
 		     "--time; consider --time-stat max or a larger --margin",
 		     p->wall_max_s / p->wall_median_s);
-	if (in->outside_s < 0)
+	if (in->fixed_s < 0)
 		note(p, "time outside the units (start-up, loading) is unknown from units streams: "
 		     "give the run manifest to count it");
-	note(p, "--mem is enforced against the job's memory charge (cgroup), which is RSS plus the "
-	     "page cache of files the job reads and writes, not RSS alone; the %.2f margin adds "
-	     "%.0f MiB over the measured peak%s", opt->margin,
-	     mem_basis * (opt->margin - 1) / MIB,
-	     p->tmp_mib ? ", a task's writes included there too" : "");
+	else if (in->fixed_from_totals)
+		note(p, "the units have no start times (an older manifest): the run's time outside "
+		     "them is counted once per task, as set-up");
+}
+
+int um_project(const struct project_input *in, const struct project_options *opt,
+	       struct projection *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	if (!in->n) {
+		snprintf(err, errlen, "no complete units to project from%s: calibrate with "
+			 "'unitmeter run --unit SPEC' until at least one unit has returned",
+			 in->n_incomplete ? " (every unit was cut short)" : "");
+		return -1;
+	}
+	if (opt->units_total <= 0 || opt->margin < 1 || !isfinite(opt->margin)) {
+		snprintf(err, errlen, "--units must be positive and --margin at least 1");
+		return -1;
+	}
+	unit_statistics(p, in, opt);
+	split_into_tasks(p, opt);
+	p->time_s = task_time_s(p, in, opt, p->units_per_task);
+	if (!(p->time_s / 60 < FIGURE_MAX) ||
+	    !((double)p->units_per_task * (p->output_unit_bytes > 0 ? p->output_unit_bytes : 0) *
+		      opt->margin / MIB < FIGURE_MAX)) {
+		snprintf(err, errlen, "a task of %lld units would need %.3g s or write %.3g bytes: "
+			 "beyond any SLURM request; use more tasks", p->units_per_task, p->time_s,
+			 (double)p->units_per_task * p->output_unit_bytes);
+		return -1;
+	}
+	p->time_min = whole_minutes(p->time_s);
+	if (fit_max_time(p, in, opt, err, errlen))
+		return -1;
+	derive_time(p, in, opt);
+	calibration_notes(p, in, opt);
+	derive_mem(p, in, opt);
+	derive_cpus_tmp_array(p, in, opt);
 	return 0;
 }
 
@@ -383,8 +460,26 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(unit, "output_bytes_max",
 			    p->output_unit_bytes >= 0 ? json_integer((json_int_t)p->output_unit_bytes)
 						      : json_null());
-	json_object_set_new(unit, "outside_units_s",
-			    p->outside_s >= 0 ? json_real(p->outside_s) : json_null());
+	json_object_set_new(unit, "unit_time_s", json_real(p->cycle_unit_s));
+	json_object_set_new(unit, "fixed_s", p->fixed_s >= 0 ? json_real(p->fixed_s) : json_null());
+	json_object_set_new(unit, "fixed_before_first_unit_s",
+			    p->fixed_s >= 0 && !in->fixed_from_totals ? json_real(in->fixed_before_s)
+								      : json_null());
+	json_object_set_new(unit, "fixed_after_last_unit_s",
+			    p->fixed_s >= 0 && !in->fixed_from_totals ? json_real(in->fixed_after_s)
+								      : json_null());
+	json_object_set_new(unit, "peak_charge_bytes_max",
+			    p->charge_unit_bytes >= 0 ? json_integer((json_int_t)p->charge_unit_bytes)
+						      : json_null());
+	json_object_set_new(unit, "peak_charge_bytes_median",
+			    p->charge_median_bytes >= 0
+				    ? json_integer((json_int_t)p->charge_median_bytes)
+				    : json_null());
+	json_object_set_new(unit, "run_peak_charge_bytes",
+			    p->mem_from_charge && in->group_peak_charge_bytes >= 0
+				    ? json_integer((json_int_t)in->group_peak_charge_bytes)
+				    : json_null());
+	json_object_set_new(unit, "mem_from", json_string(p->mem_from_charge ? "charge" : "rss"));
 
 	um_format_slurm_minutes(p->time_min, time, sizeof(time));
 	json_object_set_new(req, "time", json_string(time));
@@ -417,8 +512,8 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 
 static int input_grow(struct project_input *in, size_t want)
 {
-	double **arrays[] = { &in->wall_s, &in->cpu_utilisation, &in->peak_rss_bytes,
-			      &in->output_bytes };
+	double **arrays[] = { &in->wall_s, &in->cycle_s, &in->cpu_utilisation, &in->peak_rss_bytes,
+			      &in->peak_charge_bytes, &in->output_bytes };
 
 	for (size_t a = 0; a < sizeof(arrays) / sizeof(arrays[0]); a++) {
 		double *bigger = realloc(*arrays[a], (want ? want : 1) * sizeof(double));
@@ -430,7 +525,78 @@ static int input_grow(struct project_input *in, size_t want)
 	return 0;
 }
 
-/* A figure of a manifest's "run": absent, null, or a number in 0..max. */
+/* One unit of a file's timeline: where it starts and ends, and its place among the complete. */
+struct timeline_unit {
+	double start_s, end_s;
+	long long complete; /* index in the input's arrays, or -1 */
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct timeline_unit *x = a, *y = b;
+
+	return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+}
+
+/*
+ * The run's timeline (units with start times, and the run's wall): each complete unit's time is
+ * its wall plus the gap to the next unit's start, and the task's fixed part is the time before
+ * the first unit plus after the last. Returns false when the units have no start times.
+ */
+static bool apply_timeline(struct project_input *in, const json_t *units, const json_t *run,
+			   size_t first)
+{
+	size_t n = json_array_size(units), i, k = 0, c = first;
+	struct timeline_unit *t = calloc(n ? n : 1, sizeof(*t));
+	double wall_run = json_number_value(json_object_get(run, "wall_s")), last_end = 0;
+	double before, after;
+	json_t *u;
+
+	if (!t)
+		return false;
+	json_array_foreach(units, i, u) {
+		const json_t *start = json_object_get(u, "start_ns");
+		const char *status = json_string_value(json_object_get(u, "status"));
+
+		if (!json_is_number(start)) {
+			free(t);
+			return false;
+		}
+		t[k].start_s = json_number_value(start) / 1e9;
+		t[k].end_s = t[k].start_s + json_number_value(json_object_get(u, "wall_s"));
+		t[k].complete = status && strcmp(status, "complete") ? -1 : (long long)c++;
+		k++;
+	}
+	qsort(t, k, sizeof(*t), by_start);
+	for (i = 0; i < k; i++) {
+		if (t[i].end_s > last_end)
+			last_end = t[i].end_s;
+		if (t[i].complete >= 0 && i + 1 < k && t[i + 1].start_s > t[i].end_s)
+			in->cycle_s[t[i].complete] += t[i + 1].start_s - t[i].end_s;
+	}
+	before = k ? t[0].start_s : wall_run;
+	after = k && wall_run > last_end ? wall_run - last_end : 0;
+	if (before + after > in->fixed_s) {
+		in->fixed_s = before + after;
+		in->fixed_before_s = before;
+		in->fixed_after_s = after;
+	}
+	free(t);
+	return true;
+}
+
+/* Why a file's charge figures cannot make --mem (first reason kept). */
+static void charge_missing(struct project_input *in, const char *file, const json_t *run)
+{
+	const char *why = json_string_value(json_object_get(json_object_get(run, "charge"), "note"));
+
+	if (in->charge_unknown[0])
+		return;
+	snprintf(in->charge_unknown, sizeof(in->charge_unknown), "%s: %s", file,
+		 why ? why : run ? "the manifest predates unitmeter's charge measurement"
+			     : "its units have no peak_charge_bytes");
+}
+
 static bool run_figure_ok(const json_t *run, const char *key, double max)
 {
 	const json_t *v = json_object_get(run, key);
@@ -444,12 +610,12 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 {
 	memset(in, 0, sizeof(*in));
 	*err = '\0';
-	in->outside_s = -1;
-	in->outside_per_unit_s = -1;
+	in->fixed_s = -1;
+	in->group_peak_charge_bytes = -1;
 	for (size_t f = 0; f < n_files; f++) {
 		json_t *units = json_array(), *run = NULL, *u;
 		double walls = 0;
-		size_t i;
+		size_t i, first = in->n;
 
 		if (um_load_units_run(files[f], units, &run, err, errlen) ||
 		    input_grow(in, in->n + json_array_size(units))) {
@@ -463,6 +629,7 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 			const char *status = json_string_value(json_object_get(u, "status"));
 			const json_t *util = json_object_get(u, "cpu_utilisation");
 			const json_t *out = json_object_get(u, "output_bytes");
+			const json_t *charge = json_object_get(u, "peak_charge_bytes");
 			double wall = json_number_value(json_object_get(u, "wall_s"));
 			double cpu = json_number_value(json_object_get(u, "cpu_s"));
 
@@ -473,37 +640,49 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 				continue;
 			}
 			in->wall_s[in->n] = wall;
+			in->cycle_s[in->n] = wall;
 			in->cpu_utilisation[in->n] = json_is_number(util) ? json_number_value(util)
 							   : wall > 0 ? cpu / wall : 0;
 			in->peak_rss_bytes[in->n] = json_number_value(json_object_get(u, "peak_rss_bytes"));
+			in->peak_charge_bytes[in->n] = json_is_number(charge) ? json_number_value(charge)
+									      : -1;
+			if (!json_is_number(charge))
+				charge_missing(in, files[f], run);
 			in->output_bytes[in->n] = json_is_number(out) ? json_number_value(out) : -1;
 			in->n++;
 		}
 		if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
-			    !run_figure_ok(run, "peak_rss_bytes", 4e18))) {
-			snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s or "
-				 "peak_rss_bytes outside what a run can have", files[f]);
+			    !run_figure_ok(run, "peak_rss_bytes", 4e18) ||
+			    !run_figure_ok(run, "peak_charge_bytes", 4e18))) {
+			snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s, "
+				 "peak_rss_bytes or peak_charge_bytes outside what a run can have",
+				 files[f]);
 			json_decref(units);
 			json_decref(run);
 			return -1;
 		}
-		if (run && json_is_number(json_object_get(run, "wall_s"))) {
-			/* overlapping units (pool workers) can sum past the run: nothing outside then */
+		if (run && json_is_number(json_object_get(run, "wall_s")) &&
+		    !apply_timeline(in, units, run, first)) {
+			/* no start times: all the time outside the units is the fixed part */
 			double outside = json_number_value(json_object_get(run, "wall_s")) - walls;
-			size_t n_units = json_array_size(units);
 
+			in->fixed_from_totals = true;
 			if (outside < 0)
 				outside = 0;
-			if (outside > in->outside_s)
-				in->outside_s = outside;
-			if (n_units && outside / (double)n_units > in->outside_per_unit_s)
-				in->outside_per_unit_s = outside / (double)n_units;
-			if (in->outside_per_unit_s < 0)
-				in->outside_per_unit_s = 0;
+			if (outside > in->fixed_s)
+				in->fixed_s = outside;
 		}
 		if (run && json_number_value(json_object_get(run, "peak_rss_bytes")) >
 				   in->group_peak_rss_bytes)
 			in->group_peak_rss_bytes = json_number_value(json_object_get(run, "peak_rss_bytes"));
+		if (run && json_is_number(json_object_get(run, "peak_charge_bytes"))) {
+			double peak = json_number_value(json_object_get(run, "peak_charge_bytes"));
+
+			if (peak > in->group_peak_charge_bytes)
+				in->group_peak_charge_bytes = peak;
+		} else if (run) {
+			charge_missing(in, files[f], run);
+		}
 		in->n_files++;
 		json_decref(units);
 		json_decref(run);
@@ -514,6 +693,8 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 void um_project_input_free(struct project_input *in)
 {
 	free(in->wall_s);
+	free(in->cycle_s);
+	free(in->peak_charge_bytes);
 	free(in->cpu_utilisation);
 	free(in->peak_rss_bytes);
 	free(in->output_bytes);

@@ -27,17 +27,23 @@ struct project_options {
 /* What the calibration measured: one entry per complete unit, plus the runs around them. */
 struct project_input {
 	double *wall_s;
+	/* the unit's wall plus the gap to the next unit's start (the run's timeline); its wall when
+	 * the file has no timeline or it is the last */
+	double *cycle_s;
 	double *cpu_utilisation;
 	double *peak_rss_bytes;
+	double *peak_charge_bytes; /* the memory cgroup's; < 0: not known */
 	double *output_bytes; /* < 0: not recorded */
 	size_t n;
 	size_t n_incomplete; /* units cut short, left out */
 	size_t n_files;
-	/* time of the calibration runs outside their units (start-up, loading), the most of any
-	 * file, and per calibration unit; < 0 when only units streams were given */
-	double outside_s;
-	double outside_per_unit_s;
-	double group_peak_rss_bytes; /* the runs' whole-group peak; 0 when unknown */
+	/* each task's fixed time: before the first unit and after the last, the most of any file
+	 * with a run record; fixed_s < 0 when only units streams were given */
+	double fixed_s, fixed_before_s, fixed_after_s;
+	bool fixed_from_totals; /* units without start times: the run's wall less the units' */
+	double group_peak_rss_bytes;    /* the runs' whole-group peak; 0 when unknown */
+	double group_peak_charge_bytes; /* the runs' charge peak; < 0 when not known */
+	char charge_unknown[256];       /* why some charge is not known; "" when all are */
 };
 
 struct projection {
@@ -45,9 +51,13 @@ struct projection {
 	bool used_max; /* p90 asked for with too few units, or max asked for */
 	double wall_unit_s, wall_median_s, wall_max_s;
 	double peak_unit_bytes, peak_median_bytes;
+	double cycle_unit_s; /* unit wall + gap to the next, the statistic used */
+	bool mem_from_charge; /* --mem from the memory charge (else peak RSS) */
+	double charge_unit_bytes, charge_median_bytes; /* < 0: not known */
+	double mem_basis_bytes; /* the peak --mem is made from, before the margin */
 	double cpu_utilisation_unit;
 	double output_unit_bytes; /* < 0: not recorded */
-	double outside_s;         /* time outside the units one task is given; < 0 unknown */
+	double fixed_s;           /* time outside the units one task is given; < 0 unknown */
 	/* the request */
 	long long tasks, units_per_task;
 	double time_s;       /* projected, with the margin, before rounding */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "log.h"
 #include "report.h"
+#include "memcg.h"
 #include "summary.h"
 #include "unitmeter.h"
 
@@ -59,6 +60,7 @@ struct report {
 	char *stream_buf;
 	json_t *summary; /* computed once, for the manifest and the table: sorting a storm's units is not free */
 	struct tracer_counters counters;
+	struct memcg memcg;
 };
 
 FILE *um_create_output(const char *path, uid_t uid, gid_t gid)
@@ -299,6 +301,12 @@ static size_t unit_line(const struct report *r, const struct um_unit_record *u, 
 	put_u64_member(&l, "n_samples", u->n_rss_changes);
 	put_u64_member(&l, "output_bytes", u->output_bytes);
 	put_u64_member(&l, "page_alloc_bytes", u->page_alloc_bytes);
+	if (u->peak_charge_bytes == UM_CHARGE_UNKNOWN || u->start_charge_bytes == UM_CHARGE_UNKNOWN) {
+		put_lit(&l, ", \"start_charge_bytes\": null, \"peak_charge_bytes\": null");
+	} else {
+		put_u64_member(&l, "start_charge_bytes", u->start_charge_bytes);
+		put_u64_member(&l, "peak_charge_bytes", u->peak_charge_bytes);
+	}
 	put_u64_member(&l, "processes", u->processes);
 	put_u64_member(&l, "threads", u->threads);
 	put_str(&l, u->status == UM_UNIT_COMPLETE ? ", \"status\": \"complete\"}"
@@ -517,6 +525,11 @@ json_t *report__hardware(struct report *r)
 	return r->hardware;
 }
 
+void report__set_memcg(struct report *r, const struct memcg *m)
+{
+	r->memcg = *m;
+}
+
 void report__set_counters(struct report *r, const struct tracer_counters *c)
 {
 	r->counters = *c;
@@ -599,6 +612,35 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 	return o;
 }
 
+/*
+ * The run's memory charge: the highest value read, or the kernel's own high-water mark, exact,
+ * when it rose while the group was traced (always, for a cgroup made for the run). null with
+ * the reason when there is no cgroup, or none of the group's processes was seen in it.
+ */
+static void charge_json(const struct report *r, json_t *run)
+{
+	const struct tracer_counters *c = &r->counters;
+	const struct memcg *m = &r->memcg;
+	uint64_t peak = c->group_peak_charge_bytes;
+	const char *note = NULL;
+
+	if (m->id && c->charge_known) {
+		if (m->made_for_run || c->charge_watermark_last_bytes > c->charge_watermark_start_bytes)
+			peak = peak > c->charge_watermark_last_bytes ? peak : c->charge_watermark_last_bytes;
+		json_object_set_new(run, "peak_charge_bytes", json_integer((json_int_t)peak));
+		if (!m->made_for_run)
+			note = "the target's own memory cgroup: it may hold processes other than the "
+			       "traced ones, whose pages are charged too";
+	} else {
+		json_object_set_new(run, "peak_charge_bytes", json_null());
+		note = m->id ? "no traced process was seen in the memory cgroup" : m->reason;
+	}
+	json_object_set_new(run, "charge",
+			    json_pack("{s:s?, s:o, s:b, s:s?}", "cgroup", m->id ? m->name : NULL,
+				      "cgroup_version", m->id ? json_integer(m->version) : json_null(),
+				      "made_for_run", m->made_for_run, "note", note));
+}
+
 static json_t *run_json(const struct report *r)
 {
 	const struct proc_row *root = NULL;
@@ -643,6 +685,7 @@ static json_t *run_json(const struct report *r)
 				      r->counters.build ? r->counters.build : "none",
 				      "thread_rss_caches", r->counters.thread_rss_caches,
 				      "lock_timeouts", (json_int_t)r->counters.lock_timeouts));
+	charge_json(r, run);
 	json_object_set_new(run, "per_process", table);
 	return run;
 }

@@ -44,6 +44,9 @@ void report__set_exit(struct report *r, int wait_status);
 void report__set_hardware(struct report *r, json_t *hw);
 /* The hardware record, to complete with what the target reports of itself (borrowed). */
 json_t *report__hardware(struct report *r);
+struct memcg;
+/* The memory cgroup whose charge was read (copied). */
+void report__set_memcg(struct report *r, const struct memcg *m);
 void report__set_counters(struct report *r, const struct tracer_counters *c);
 /* Push the units stream to the file: after each batch of records, so a kill loses nothing. */
 int report__flush(struct report *r);

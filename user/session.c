@@ -16,6 +16,7 @@
 #include "report.h"
 #include "python.h"
 #include "session.h"
+#include "memcg.h"
 #include "spec.h"
 #include "tracer.h"
 
@@ -115,6 +116,7 @@ struct session {
 	struct report_config rcfg;
 	struct tracer *tracer;
 	struct report *report;
+	struct memcg memcg; /* whose charge is read */
 	char *units_path;
 	const char *manifest;
 };
@@ -271,6 +273,7 @@ static int session_finish(struct session *s)
 	}
 	tracer__counters(s->tracer, &c);
 	report__set_counters(s->report, &c);
+	report__set_memcg(s->report, &s->memcg);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
 	report__set_stop(s->report, monotonic_ns());
 	if (s->have_python)
@@ -298,6 +301,7 @@ static int session_finish(struct session *s)
 static void session_cleanup(struct session *s)
 {
 	tracer__destroy(s->tracer);
+	memcg_remove(&s->memcg);
 	report__free(s->report);
 	for (size_t i = 0; i < s->n_specs; i++)
 		unit_spec_free(&s->specs[i]);
@@ -373,6 +377,14 @@ int session_run(const struct um_options *o)
 		um_err("cannot start %s: %s", path, strerror(-err));
 		goto out;
 	}
+	/* the command's own memory cgroup, entered before its exec: the charge is its alone */
+	memcg_make_for_run(&s.memcg);
+	if (s.memcg.id)
+		memcg_enter(&s.memcg, l.pid);
+	if (!s.memcg.id)
+		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
+			s.memcg.reason);
+	s.tcfg.charge_cgroup_id = s.memcg.id;
 	err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
 	if (!err)
 		err = tracer__track(s.tracer, l.pid, getpid(), true);
@@ -474,6 +486,11 @@ int session_attach(const struct um_options *o)
 		goto out;
 	}
 	err = session_start_report(&s);
+	memcg_of_pid(&s.memcg, o->pid);
+	if (!s.memcg.id)
+		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
+			s.memcg.reason);
+	s.tcfg.charge_cgroup_id = s.memcg.id;
 	if (!err)
 		err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
 	t0 = monotonic_ns();

@@ -211,6 +211,8 @@ static void choose_programs(struct tracer *t)
 	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
 	bpf_program__set_autoload(t->skel->progs.handle_fault_done, t->kernel.thread_rss_caches);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
+	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
+	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
 }
 
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
@@ -250,6 +252,13 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
 	choose_programs(t);
+	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
+	if (um_verbosity >= 3) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, t->skel->obj)
+			bpf_program__set_log_level(prog, 4);
+	}
 	err = unitmeter_bpf__load(t->skel);
 	if (err) {
 		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
@@ -544,6 +553,11 @@ void tracer__counters(struct tracer *t, struct tracer_counters *c)
 	c->orphan_slices = t->skel->bss->orphan_slices;
 	c->switch_in_misses = t->skel->bss->switch_in_misses;
 	c->lock_timeouts = t->skel->bss->lock_timeouts;
+	c->charge_known = t->skel->bss->charge_memcg != 0;
+	c->group_peak_charge_bytes = t->skel->bss->group_peak_charge_bytes;
+	c->charge_watermark_start_bytes = t->skel->bss->charge_watermark_start_bytes;
+	c->charge_watermark_last_bytes = t->skel->bss->charge_watermark_last_bytes;
+	c->charge_unwatched = t->skel->bss->charge_unwatched;
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 }

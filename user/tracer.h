@@ -32,6 +32,7 @@ struct tracer_config {
 	size_t ring_bytes; /* power of two, multiple of the page size */
 	const struct unit_target *targets;
 	size_t n_targets;
+	uint64_t charge_cgroup_id; /* the memory cgroup whose charge is read (memcg.h); 0: none */
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
@@ -47,6 +48,13 @@ struct tracer_counters {
 	uint64_t orphan_slices;
 	uint64_t switch_in_misses;
 	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
+	/* the memory cgroup's charge: its peak as read, and the kernel's high-water mark when the
+	 * cgroup was first seen and at the end (charge_known: it was seen at all) */
+	bool charge_known;
+	uint64_t group_peak_charge_bytes;
+	uint64_t charge_watermark_start_bytes;
+	uint64_t charge_watermark_last_bytes;
+	uint64_t charge_unwatched; /* units open while every watcher was taken: charge null */
 	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
 	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
 };

@@ -13,10 +13,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 default_cells="host 5.10.0-46-amd64:v1 5.10.0-46-amd64:v2 6.1.0-57-amd64:v1 6.1.0-57-amd64:v2
 6.12.117+deb13-amd64:v1 6.12.117+deb13-amd64:v2"
 cells=${*:-$default_cells}
-# the tests whose figures depend on the kernel: whole runs, units, Python fits and pools
+# the tests whose figures depend on the kernel: whole runs, units, the memory charge, Python fits
+# and pools
 python_tests="debian_numpy_array_peak|pyenv_313_bytearray_peak|counts_recursion_and_exceptions_debian"
 python_tests="$python_tests|pool_fork|pool_spawn|process_pool_executor|other_calls_are_not_units"
-filter=${VMTEST_FILTER:-@(run/*|units/*|python/@($python_tests))}
+filter=${VMTEST_FILTER:-@(run/*|units/*|charge/*|python/@($python_tests))}
 jobs=${VMTEST_JOBS:-2}
 out=${VMTEST_OUT:-/var/tmp/unitmeter-vm/results}
 : "${TEST_BIN:?TEST_BIN (the Criterion binary) must be set: run make vmtest}"

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The memory charge (see charge.bpf.h): where it is read, what watches it, and the one place it
+ * is read where no RSS counter moves, a page added to the page cache by a tracked task (read(2),
+ * readahead, writes): charged to its memory cgroup first, then added; the tracepoint fires after
+ * both.
+ */
+#include "charge.bpf.h"
+
+static __always_inline __u64 charge_counter_bytes(__u64 memcg, bool watermark)
+{
+	struct mem_cgroup *m = (struct mem_cgroup *)memcg;
+	long pages;
+
+	if (watermark)
+		pages = BPF_CORE_READ(m, memory.watermark);
+	else
+		pages = BPF_CORE_READ(m, memory.usage.counter);
+	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+}
+
+/*
+ * The memory cgroup of a task, when it is the one the loader named. The memory controller's index
+ * among the subsystems is the kernel's own (an enum, relocated).
+ */
+static __always_inline __u64 task_charge_memcg(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cset;
+	__u64 id;
+	int idx;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		return 0;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	cset = BPF_CORE_READ(task, cgroups);
+	if (!cset || idx < 0 || idx >= 16)
+		return 0;
+	if (bpf_probe_read_kernel(&css, sizeof(css),
+				  (void *)cset + bpf_core_field_offset(struct css_set, subsys) +
+					  idx * sizeof(void *)) ||
+	    !css)
+		return 0;
+	id = BPF_CORE_READ(css, cgroup, kn, id);
+	if (id != charge_cgroup_id)
+		return 0;
+	return (__u64)css - bpf_core_field_offset(struct mem_cgroup, css);
+}
+
+__hidden __noinline __u64 charge_learn_current(void)
+{
+	__u64 memcg = charge_memcg;
+
+	if (memcg || !charge_cgroup_id)
+		return memcg;
+	memcg = task_charge_memcg((struct task_struct *)bpf_get_current_task());
+	if (!memcg)
+		return 0;
+	if (um_cas(&charge_memcg, 0, memcg) == 0) {
+		charge_watermark_start_bytes = charge_counter_bytes(memcg, true);
+		charge_watermark_last_bytes = charge_watermark_start_bytes;
+	}
+	return charge_memcg;
+}
+
+/* Raise one watching unit's peak. A function of its own: verified once, not per iteration. */
+__noinline int charge_watcher_raise(__u32 watcher, __u64 bytes)
+{
+	__u64 id = charge_watchers[watcher & (UM_CHARGE_WATCHERS - 1)];
+	struct um_unit *unit = id ? unit_get(id) : NULL;
+
+	if (unit)
+		peak_raise(&unit->peak_charge_bytes, bytes);
+	return 0;
+}
+
+/* A value read: the group's peak and every watching unit's (the lock held, baseline). */
+static __always_inline void charge_raise(__u64 bytes)
+{
+	peak_raise(&group_peak_charge_bytes, bytes);
+	/* no branch in the body: the verifier walks one path per iteration */
+	for (__u32 i = 0; i < UM_CHARGE_WATCHERS && i < charge_watchers_used; i++)
+		charge_watcher_raise(i, bytes);
+}
+
+__hidden __noinline __u64 charge_sample(__u32 lock_needed)
+{
+	__u64 memcg = charge_memcg, bytes;
+	bool held;
+
+	/* attach: the target may never exec; it is learned at its first read */
+	if (!memcg && !(memcg = charge_learn_current()))
+		return 0;
+	bytes = charge_counter_bytes(memcg, false);
+	/* most reads find it as it was: the kernel charges 64 pages at a time */
+	if (bytes == charge_seen_bytes)
+		return bytes;
+	charge_seen_bytes = bytes;
+	held = lock_needed ? um_lock() : false;
+	charge_raise(bytes);
+	um_unlock(held);
+	return bytes;
+}
+
+__hidden __noinline __u64 charge_watermark_read(void)
+{
+	__u64 memcg = charge_memcg, bytes;
+
+	if (!memcg)
+		return 0;
+	bytes = charge_counter_bytes(memcg, true);
+	charge_watermark_last_bytes = bytes;
+	return bytes;
+}
+
+__hidden __noinline int charge_unit_open(__u64 id)
+{
+	struct um_unit *unit = unit_get(id);
+	__u64 bytes;
+
+	if (!unit)
+		return 0;
+	unit->charge_watcher = 0;
+	if (!charge_learn_current()) {
+		unit->start_charge_bytes = UM_CHARGE_UNKNOWN;
+		unit->peak_charge_bytes = UM_CHARGE_UNKNOWN;
+		return 0;
+	}
+	bytes = charge_sample(0);
+	unit->start_charge_bytes = bytes;
+	unit->peak_charge_bytes = bytes;
+	unit->start_charge_watermark = charge_watermark_read();
+	for (__u32 i = 0; i < UM_CHARGE_WATCHERS; i++) {
+		if (um_cas(&charge_watchers[i & (UM_CHARGE_WATCHERS - 1)], 0, id) == 0) {
+			unit->charge_watcher = i + 1;
+			if (charge_watchers_used < i + 1)
+				charge_watchers_used = i + 1;
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&charge_unwatched, 1);
+	return 0;
+}
+
+__hidden __noinline __u64 charge_unit_close(__u64 id)
+{
+	struct um_unit *unit = unit_get(id);
+	__u64 mark;
+	__u32 w;
+
+	if (!unit || unit->start_charge_bytes == UM_CHARGE_UNKNOWN)
+		return UM_CHARGE_UNKNOWN;
+	charge_sample(0);
+	/* the kernel's high-water mark rose inside the window: the window held that value */
+	mark = charge_watermark_read();
+	if (mark > unit->start_charge_watermark)
+		peak_raise(&unit->peak_charge_bytes, mark);
+	w = unit->charge_watcher;
+	if (!w)
+		return UM_CHARGE_UNKNOWN;
+	um_cas(&charge_watchers[(w - 1) & (UM_CHARGE_WATCHERS - 1)], id, 0);
+	return unit->peak_charge_bytes;
+}
+
+/* A raw tracepoint: its argument (a page before 5.16, a folio since) is not needed. */
+SEC("raw_tp/mm_filemap_add_to_page_cache")
+int handle_page_cache_add(void *ctx)
+{
+	if (!charge_cgroup_id || !current_tracked())
+		return 0;
+	/* the marks may be off (trust_marks 0): then only a threads entry says tracked */
+	if (!trust_marks && !bpf_map_lookup_elem(&threads, &(__u32){ (__u32)bpf_get_current_pid_tgid() }))
+		return 0;
+	charge_sample(1);
+	return 0;
+}

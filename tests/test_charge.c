@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The memory charge (run.peak_charge_bytes, each unit's peak_charge_bytes) and what `project`
+ * makes of it and of the run's timeline. Truths: a memory cgroup this test makes itself, with
+ * the kernel's own high-water mark of it (v1 memory.max_usage_in_bytes, v2 memory.peak); the
+ * bytes a workload touches or reads; the workload's own clock.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define TMPFS_MAGIC_NUMBER 0x01021994
+#define RAMFS_MAGIC_NUMBER 0x858458f6
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A memory cgroup of the test's own, beside nothing unitmeter makes: v1, a child of the test's
+ * memory cgroup; v2, a child of the root (guests run everything in the root). Its peak file, or
+ * "" when the kernel keeps none (v2 before 5.19).
+ */
+struct truth_cg {
+	char dir[512];
+	char peak_file[560];
+};
+
+static bool truth_cg_make(struct truth_cg *cg)
+{
+	char *self = slurp("/proc/self/cgroup"), *line, *path = NULL;
+	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+
+	if (!self)
+		return false;
+	for (line = strtok(self, "\n"); line; line = strtok(NULL, "\n")) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		*b = '\0';
+		if (v2 ? !strcmp(line, "0:") : !!strstr(a + 1, "memory")) {
+			path = b + 1;
+			break;
+		}
+	}
+	if (!path) {
+		free(self);
+		return false;
+	}
+	if (v2) {
+		int fd = open("/sys/fs/cgroup/cgroup.subtree_control", O_WRONLY);
+
+		if (fd >= 0) {
+			(void)!write(fd, "+memory", 7);
+			close(fd);
+		}
+		snprintf(cg->dir, sizeof(cg->dir), "/sys/fs/cgroup/umtruth-%d", getpid());
+		snprintf(cg->peak_file, sizeof(cg->peak_file), "%s/memory.peak", cg->dir);
+	} else {
+		snprintf(cg->dir, sizeof(cg->dir), "/sys/fs/cgroup/memory%s/umtruth-%d",
+			 strcmp(path, "/") ? path : "", getpid());
+		snprintf(cg->peak_file, sizeof(cg->peak_file), "%s/memory.max_usage_in_bytes",
+			 cg->dir);
+	}
+	free(self);
+	if (mkdir(cg->dir, 0755) && errno != EEXIST)
+		return false;
+	if (access(cg->peak_file, F_OK))
+		cg->peak_file[0] = '\0';
+	return true;
+}
+
+/* Run argv (no unitmeter) inside the test's cgroup; its peak charge, or < 0 when not kept. */
+static double truth_peak_of(const char *const *argv)
+{
+	struct truth_cg cg;
+	char procs[600], *text;
+	double peak = -1;
+	int status;
+	pid_t pid;
+
+	cr_assert(truth_cg_make(&cg), "cannot make a memory cgroup for the truth");
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg.dir);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen(procs, "w");
+		int null = open("/dev/null", O_WRONLY);
+
+		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+			_exit(98);
+		dup2(null, 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(99);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "truth run status 0x%x", status);
+	if (cg.peak_file[0] && (text = slurp(cg.peak_file))) {
+		peak = strtod(text, NULL);
+		free(text);
+	}
+	rmdir(cg.dir);
+	return peak;
+}
+
+static double unit_charge_rise(const json_t *u)
+{
+	return jnum(u, "peak_charge_bytes") - jnum(u, "start_charge_bytes");
+}
+
+TestSuite(charge, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
+
+/*
+ * The fork pool: a 512 MiB array built once, each unit forks 4 workers that read all of it. RSS
+ * counts it in every worker (2.5 GiB); the cgroup charges it once, as it does for the same
+ * command in a cgroup of the test's own. --mem follows the charge.
+ */
+Test(charge, fork_pool_charge_is_the_cgroups_own_peak)
+{
+	const char *cmd[] = { workload("charge"), "--mode", "pool", "--mib", "512", "--units", "2",
+			      "--workers", "4", NULL };
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", cmd[0], cmd[1], cmd[2],
+			       cmd[3], cmd[4], cmd[5], cmd[6], cmd[7], cmd[8], NULL };
+	double truth = truth_peak_of(cmd), run_charge, run_rss;
+	struct um_result r;
+	json_t *u;
+	size_t i;
+
+	if (truth < 0) /* v2 before 5.19 keeps no peak: what the pool touched is the truth */
+		truth = 512 * MIB_F;
+	cr_assert_eq(um_run(&r, true, args), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_charge = jnum(jget(r.manifest, "run"), "peak_charge_bytes");
+	run_rss = jnum(jget(r.manifest, "run"), "peak_rss_bytes");
+	cr_expect(within(run_charge, truth, 0.05, 0), "run charge %.1f MiB, the cgroup's own %.1f MiB",
+		  run_charge / MIB_F, truth / MIB_F);
+	cr_expect_gt(run_rss, 4 * run_charge, "RSS %.1f MiB counts the array in every worker",
+		     run_rss / MIB_F);
+	cr_expect(json_is_true(jget(jget(jget(r.manifest, "run"), "charge"), "made_for_run")));
+	cr_assert_eq(json_array_size(r.units), 2);
+	json_array_foreach(r.units, i, u) {
+		cr_expect(within(jnum(u, "peak_charge_bytes"), truth, 0.05, 0),
+			  "unit %zu charge %.1f MiB, the cgroup's own %.1f MiB", i,
+			  jnum(u, "peak_charge_bytes") / MIB_F, truth / MIB_F);
+		cr_expect_gt(jnum(u, "peak_rss_bytes"), 4 * 512 * MIB_F);
+	}
+
+	/* project asks for the charge with its margin, not the RSS */
+	{
+		const char *proj[] = { "project", "--format", "json", r.manifest_path, "--units",
+				       "1000", "--tasks", "10", NULL };
+		struct um_result p;
+		json_t *j;
+
+		um_run(&p, false, proj);
+		cr_assert_eq(p.status, 0, "%s", p.err);
+		j = json_loads(p.out, 0, NULL);
+		cr_assert_not_null(j, "%s", p.out);
+		cr_expect_str_eq(json_string_value(jget(jget(j, "per_unit"), "mem_from")), "charge");
+		cr_expect(within(jnum(jget(j, "request"), "mem_mib"), 1.25 * truth / MIB_F, 0.06, 0),
+			  "--mem %.0f MiB for a %.1f MiB charge", jnum(jget(j, "request"), "mem_mib"),
+			  truth / MIB_F);
+		json_decref(j);
+		um_result_free(&p);
+	}
+	um_result_free(&r);
+}
+
+/*
+ * A unit that reads a 256 MiB file with read(2): its page cache is charged to the cgroup, and
+ * nothing of it is in RSS. Needs a file system with a page cache the workload can drop (not
+ * tmpfs, where the file's pages stay charged to whoever wrote them).
+ */
+Test(charge, file_reads_are_charged_not_resident)
+{
+	const char *base = getenv("UM_TEST_DISK_DIR") ? getenv("UM_TEST_DISK_DIR") : "/var/tmp";
+	char path[256], buf[1 << 16];
+	struct statfs fs;
+	struct um_result r;
+	const json_t *u;
+	int fd;
+
+	if (statfs(base, &fs) || fs.f_type == TMPFS_MAGIC_NUMBER || fs.f_type == RAMFS_MAGIC_NUMBER ||
+	    access(base, W_OK))
+		cr_skip_test("%s is not a writable disk file system (set UM_TEST_DISK_DIR)", base);
+	snprintf(path, sizeof(path), "%s/unitmeter-charge-%d", base, getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	memset(buf, 'u', sizeof(buf));
+	for (int i = 0; i < 256 * 16; i++)
+		cr_assert_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	close(fd);
+	{
+		const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", workload("charge"),
+				       "--mode", "file", "--file", path, "--units", "1", NULL };
+
+		cr_assert_eq(um_run(&r, true, args), 0);
+	}
+	unlink(path);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(r.units), 1);
+	u = json_array_get(r.units, 0);
+	cr_expect(within(unit_charge_rise(u), 256 * MIB_F, 0.05, 0),
+		  "the unit's charge rose %.1f MiB reading a 256 MiB file", unit_charge_rise(u) / MIB_F);
+	cr_expect_lt(jnum(u, "peak_rss_delta_bytes"), 8 * MIB_F, "RSS rose %.1f MiB",
+		     jnum(u, "peak_rss_delta_bytes") / MIB_F);
+	um_result_free(&r);
+}
+
+/*
+ * Units that touch 200 MiB, free it and touch 100 MiB: each one's charge peak is 200 MiB above
+ * its start, the later ones too, though only the first raised the cgroup's all-time mark.
+ */
+Test(charge, units_that_free_and_retouch_each_hold_their_peak)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", workload("charge"), "--mode",
+			       "retouch", "--mib", "200", "--units", "3", NULL };
+	struct um_result r;
+	json_t *u;
+	size_t i;
+
+	cr_assert_eq(um_run(&r, true, args), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(r.units), 3);
+	json_array_foreach(r.units, i, u) {
+		/* page tables and the kernel's per-CPU charge batches (256 KiB) on top */
+		cr_expect(within(unit_charge_rise(u), 200 * MIB_F, 0.03, 0),
+			  "unit %zu: charge rose %.2f MiB for 200 MiB touched", i,
+			  unit_charge_rise(u) / MIB_F);
+		cr_expect_lt(jnum(u, "start_charge_bytes"), 20 * MIB_F,
+			     "unit %zu starts with its memory freed", i);
+	}
+	um_result_free(&r);
+}
+
+/*
+ * A long set-up, then short units: the projection pays the set-up once per task (the fixed
+ * part), and each unit its own time, as the workload's own clock measured them.
+ */
+Test(charge, long_setup_is_a_fixed_part_of_each_task)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", workload("charge"), "--mode",
+			       "setup", "--setup-ms", "1500", "--units", "6", "--unit-ms", "40",
+			       "--gap-ms", "20", NULL };
+	struct um_result r, p;
+	const char *proj[] = { "project", "--format", "json", NULL, "--units", "1000", "--tasks",
+			       "10", "--margin", "1", NULL };
+	double setup, fixed, unit_time;
+	json_t *j;
+
+	cr_assert_eq(um_run(&r, true, args), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(r.truth, "%s", r.out);
+	setup = jnum(r.truth, "setup_s");
+	proj[3] = r.manifest_path;
+	um_run(&p, false, proj);
+	cr_assert_eq(p.status, 0, "%s", p.err);
+	j = json_loads(p.out, 0, NULL);
+	cr_assert_not_null(j, "%s", p.out);
+	fixed = jnum(jget(j, "per_unit"), "fixed_s");
+	unit_time = jnum(jget(j, "per_unit"), "unit_time_s");
+	/* the fixed part: the set-up (the workload's clock) and the process's start and exit */
+	cr_expect(within(fixed, setup, 0.10, 0), "fixed %.3f s, set-up %.3f s", fixed, setup);
+	cr_expect(within(jnum(jget(j, "per_unit"), "fixed_before_first_unit_s"), setup, 0.10, 0));
+	/* a unit: 40 ms of work and the 20 ms pause before the next */
+	cr_expect(within(unit_time, 0.060, 0.25, 0), "unit time %.3f s", unit_time);
+	/* 100 units per task: 100 x unit time + fixed, not the set-up spread over 6 units x 100 */
+	cr_expect(within(jnum(jget(j, "request"), "time_s_projected"), 100 * unit_time + fixed, 1e-6,
+			 1e-6));
+	cr_expect_lt(jnum(jget(j, "request"), "time_s_projected"), 100 * 0.08 + 2 * setup);
+	json_decref(j);
+	um_result_free(&p);
+	um_result_free(&r);
+}
+
+/* attach reads the target's own cgroup and says it may hold others; the root cgroup: null. */
+Test(charge, attach_uses_the_targets_cgroup_or_says_why_not)
+{
+	const char *args[] = { "attach", "-q", "-p", "1", "--duration", "0.3", NULL };
+	struct um_result r;
+	const json_t *run, *charge;
+	char *cg = slurp("/proc/1/cgroup");
+	bool root_memcg;
+
+	cr_assert_not_null(cg);
+	/* v1: "N:memory:/" ; v2: "0::/" */
+	root_memcg = strstr(cg, "memory:/\n") || !strcmp(cg, "0::/\n");
+	free(cg);
+	cr_assert_eq(um_run(&r, true, args), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run = jget(r.manifest, "run");
+	charge = jget(run, "charge");
+	cr_expect(!json_is_true(jget(charge, "made_for_run")));
+	if (root_memcg) {
+		cr_expect(json_is_null(jget(run, "peak_charge_bytes")));
+		cr_expect(strstr(json_string_value(jget(charge, "note")), "root memory cgroup"), "%s",
+			  json_string_value(jget(charge, "note")));
+		cr_expect(strstr(r.err, "memory charge is not measured"), "%s", r.err);
+	} else {
+		cr_expect(strstr(json_string_value(jget(charge, "note")), "may hold processes"));
+	}
+	um_result_free(&r);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The memory cgroup whose charge is measured: one made for `run`'s command (so the charge is the
+ * command's alone, as SLURM's task/cgroup sees a step's), or the one `attach`'s target is in.
+ * Cgroup v1 (the memory hierarchy) and v2 (the unified one, memory controller enabled).
+ */
+#ifndef UM_MEMCG_H
+#define UM_MEMCG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct memcg {
+	uint64_t id;             /* its kernfs id (the directory's inode); 0: none */
+	int version;             /* 1 or 2 */
+	bool made_for_run;       /* unitmeter made it, and removes it at the end */
+	char dir[PATH_MAX];      /* the directory */
+	char name[PATH_MAX];     /* its path inside the hierarchy, as /proc/PID/cgroup names it */
+	char reason[512];        /* id 0: why there is none */
+};
+
+/*
+ * Make a memory cgroup for the command of `run` beside unitmeter's own (v1: a child of it; v2:
+ * a child, or a sibling when unitmeter's own holds processes), removing ones an earlier
+ * unitmeter left behind. Never fails: id 0 and a reason when the kernel or a container forbids.
+ */
+void memcg_make_for_run(struct memcg *m);
+/* Put a process in it (before its exec); on failure, id 0 and the reason. */
+int memcg_enter(struct memcg *m, pid_t pid);
+/* Remove it once the command's processes have left; says so when it cannot. */
+void memcg_remove(struct memcg *m);
+/* The memory cgroup pid is in (attach); id 0 and a reason when it has none charged. */
+void memcg_of_pid(struct memcg *m, pid_t pid);
+
+#endif
