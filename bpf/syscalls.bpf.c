@@ -5,6 +5,9 @@
  *   entry, since the file table may change before exit; the count is known only on exit.
  * - fork family: a tracked thread inside clone/fork/vfork gets an empty pending_mm slot, so the
  *   first unknown mm it touches is taken as its child's copy (rss.bpf.c).
+ * - exit and exit_group: the pages the thread's CPU holds for it are charged now. Its final
+ *   switch-out comes after the kernel has woken the thread that joins it, which may close a
+ *   unit (or open the next) first; the baseline cannot take another CPU's pages at that edge.
  * Two raw tracepoints instead of one classic tracepoint per syscall: a classic tracepoint link
  * takes ~70 ms to close, which made start-up plus tear-down over a second.
  */
@@ -17,6 +20,8 @@
 #define NR_clone 56
 #define NR_fork 57
 #define NR_vfork 58
+#define NR_exit 60
+#define NR_exit_group 231
 #define NR_pwritev 296
 #define NR_pwritev2 328
 #define NR_clone3 435
@@ -58,15 +63,21 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	__u64 pid_tgid;
 	__u32 tgid, tid, mark;
 
-	/* every write and fork of the machine comes here: the mark before any hash lookup */
-	if ((!is_write(id) && !is_fork(id)) || !current_tracked())
+	struct um_proc *proc;
+
+	/* every write, fork and exit of the machine comes here: the mark before any hash lookup */
+	if ((!is_write(id) && !is_fork(id) && id != NR_exit && id != NR_exit_group) ||
+	    !current_tracked())
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	tgid = pid_tgid >> 32;
 	tid = (__u32)pid_tgid;
-	if (!bpf_map_lookup_elem(&procs, &tgid))
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!proc)
 		return 0;
-	if (is_fork(id)) {
+	if (id == NR_exit || id == NR_exit_group) {
+		cpu_pending_charge(bpf_get_smp_processor_id(), tid, proc);
+	} else if (is_fork(id)) {
 		__u64 none = 0;
 
 		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);

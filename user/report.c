@@ -617,16 +617,27 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
  * when it rose while the group was traced (always, for a cgroup made for the run). null with
  * the reason when there is no cgroup, or none of the group's processes was seen in it.
  */
-static void charge_json(const struct report *r, json_t *run)
+static bool run_peak_charge(const struct report *r, uint64_t *peak)
 {
 	const struct tracer_counters *c = &r->counters;
 	const struct memcg *m = &r->memcg;
-	uint64_t peak = c->group_peak_charge_bytes;
-	const char *note = NULL;
 
-	if (m->id && c->charge_known) {
-		if (m->made_for_run || c->charge_watermark_last_bytes > c->charge_watermark_start_bytes)
-			peak = peak > c->charge_watermark_last_bytes ? peak : c->charge_watermark_last_bytes;
+	if (!m->id || !c->charge_known)
+		return false;
+	*peak = c->group_peak_charge_bytes;
+	if ((m->made_for_run || c->charge_watermark_last_bytes > c->charge_watermark_start_bytes) &&
+	    c->charge_watermark_last_bytes > *peak)
+		*peak = c->charge_watermark_last_bytes;
+	return true;
+}
+
+static void charge_json(const struct report *r, json_t *run)
+{
+	const struct memcg *m = &r->memcg;
+	const char *note = NULL;
+	uint64_t peak;
+
+	if (run_peak_charge(r, &peak)) {
 		json_object_set_new(run, "peak_charge_bytes", json_integer((json_int_t)peak));
 		if (!m->made_for_run)
 			note = "the target's own memory cgroup: it may hold processes other than the "
@@ -806,8 +817,8 @@ static void print_units_by_process(const struct report *r, FILE *out)
 
 	if (!n)
 		return;
-	fprintf(out, "\n%-6s %-8s %-20s %10s %7s %11s %11s %s\n", "unit", "pid", "spec", "wall s",
-		"cores", "peak MiB", "delta MiB", "status");
+	fprintf(out, "\n%-6s %-8s %-20s %10s %7s %11s %11s %11s %s\n", "unit", "pid", "spec",
+		"wall s", "cores", "peak MiB", "delta MiB", "charge MiB", "status");
 	for (size_t p = 0; p < r->n_procs; p++) {
 		for (size_t i = 0; i < n; i++) {
 			const struct um_unit_record *u = &r->units[i];
@@ -819,12 +830,17 @@ static void print_units_by_process(const struct report *r, FILE *out)
 				fprintf(out, "... %zu more units in the manifest\n", n - UM_TABLE_ROWS);
 				return;
 			}
-			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %s\n", i, r->procs[p].pid,
+			char charge[32] = "-";
+
+			if (u->peak_charge_bytes != UM_CHARGE_UNKNOWN)
+				snprintf(charge, sizeof(charge), "%.1f", u->peak_charge_bytes / 1048576.0);
+			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %11s %s\n", i,
+				r->procs[p].pid,
 				spec_label(u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL),
 				wall, wall > 0 ? seconds(u->cpu_ns) / wall : 0.0,
 				u->peak_rss_bytes / 1048576.0,
 				(u->peak_rss_bytes > u->start_rss_bytes ?
-				 u->peak_rss_bytes - u->start_rss_bytes : 0) / 1048576.0,
+				 u->peak_rss_bytes - u->start_rss_bytes : 0) / 1048576.0, charge,
 				u->status == UM_UNIT_COMPLETE ? "complete" : "incomplete");
 		}
 	}
@@ -852,6 +868,18 @@ void report__print_tables(const struct report *r, FILE *out)
 	}
 	fprintf(out, "group: peak RSS %.1f MiB (sum over live processes), %zu processes\n",
 		r->counters.group_peak_rss_bytes / 1048576.0, r->n_procs);
+	{
+		uint64_t charge;
+
+		if (run_peak_charge(r, &charge))
+			fprintf(out, "memory charge: peak %.1f MiB (cgroup %s: a shared page once, page "
+				"cache included; what --mem is enforced on)\n", charge / 1048576.0,
+				r->memcg.name);
+		else
+			fprintf(out, "memory charge: not measured (%s)\n",
+				r->memcg.id ? "no traced process was seen in the memory cgroup"
+					    : r->memcg.reason);
+	}
 	if (!r->cfg->n_specs)
 		return;
 	print_units_by_process(r, out);

@@ -13,7 +13,7 @@
  *   setup    --setup-ms S --units N --unit-ms U --gap-ms G   S ms of work before the first unit,
  *            then N units of U ms each, G ms apart (the time model)
  * Truth on the last line of stdout, as JSON: the set-up's length (CLOCK_MONOTONIC) and, per
- * unit, its own wall clock.
+ * unit, when it began (after main's start) and its own wall clock.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -115,6 +115,7 @@ int main(int argc, char **argv)
 	long setup_ms = arg_long(argc, argv, "--setup-ms", 0);
 	long gap_ms = arg_long(argc, argv, "--gap-ms", 0);
 	uint64_t t_start = clock_ns(CLOCK_MONOTONIC), t_setup;
+	double starts[1024];
 
 	if (!strcmp(j.mode, "pool"))
 		j.array = touch_anon(j.bytes);
@@ -129,14 +130,20 @@ int main(int argc, char **argv)
 		burn_cpu_ns((uint64_t)setup_ms * 1000000);
 	t_setup = clock_ns(CLOCK_MONOTONIC);
 	printf("{\"setup_s\": %.6f, \"unit_wall_s\": [", (t_setup - t_start) / 1e9);
+	if (n > 1024)
+		n = 1024;
 	for (long i = 0; i < n; i++) {
 		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 
+		starts[i] = (t0 - t_start) / 1e9;
 		fit_unit(&j);
 		printf("%s%.6f", i ? ", " : "", (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 		if (gap_ms > 0 && i + 1 < n)
 			sleep_ms((unsigned)gap_ms);
 	}
+	printf("], \"unit_start_s\": [");
+	for (long i = 0; i < n; i++)
+		printf("%s%.6f", i ? ", " : "", starts[i]);
 	printf("]}\n");
 	return 0;
 }
