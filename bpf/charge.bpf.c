@@ -47,7 +47,7 @@ static __always_inline __u64 task_charge_memcg(struct task_struct *task)
 	return (__u64)css - bpf_core_field_offset(struct mem_cgroup, css);
 }
 
-__hidden __noinline __u64 charge_learn_current(void)
+__noinline __u64 charge_learn_current(void)
 {
 	__u64 memcg = charge_memcg;
 
@@ -63,12 +63,16 @@ __hidden __noinline __u64 charge_learn_current(void)
 	return charge_memcg;
 }
 
-/* Raise one watching unit's peak. A function of its own: verified once, not per iteration. */
-__noinline int charge_watcher_raise(__u32 watcher, __u64 bytes)
+/* Raise one watching unit's peak (a loop body: UM_LOOP). */
+static long charge_watcher_raise(__u64 watcher, void *arg)
 {
-	__u64 id = charge_watchers[watcher & (UM_CHARGE_WATCHERS - 1)];
-	struct um_unit *unit = id ? unit_get(id) : NULL;
+	__u64 bytes = *(__u64 *)arg, id;
+	struct um_unit *unit;
 
+	if (watcher >= charge_watchers_used)
+		return 1;
+	id = charge_watchers[watcher & (UM_CHARGE_WATCHERS - 1)];
+	unit = id ? unit_get(id) : NULL;
 	if (unit)
 		peak_raise(&unit->peak_charge_bytes, bytes);
 	return 0;
@@ -78,12 +82,25 @@ __noinline int charge_watcher_raise(__u32 watcher, __u64 bytes)
 static __always_inline void charge_raise(__u64 bytes)
 {
 	peak_raise(&group_peak_charge_bytes, bytes);
-	/* no branch in the body: the verifier walks one path per iteration */
-	for (__u32 i = 0; i < UM_CHARGE_WATCHERS && i < charge_watchers_used; i++)
-		charge_watcher_raise(i, bytes);
+	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &bytes);
 }
 
-__hidden __noinline __u64 charge_sample(__u32 lock_needed)
+struct watcher_claim {
+	__u64 id;
+	__u32 watcher; /* index + 1; 0: none free */
+};
+
+static long claim_one_watcher(__u64 i, void *arg)
+{
+	struct watcher_claim *claim = arg;
+
+	if (um_cas(&charge_watchers[i & (UM_CHARGE_WATCHERS - 1)], 0, claim->id) != 0)
+		return 0;
+	claim->watcher = i + 1;
+	return 1;
+}
+
+__noinline __u64 charge_sample(__u32 lock_needed)
 {
 	__u64 memcg = charge_memcg, bytes;
 	bool held;
@@ -102,7 +119,7 @@ __hidden __noinline __u64 charge_sample(__u32 lock_needed)
 	return bytes;
 }
 
-__hidden __noinline __u64 charge_watermark_read(void)
+__noinline __u64 charge_watermark_read(void)
 {
 	__u64 memcg = charge_memcg, bytes;
 
@@ -113,7 +130,7 @@ __hidden __noinline __u64 charge_watermark_read(void)
 	return bytes;
 }
 
-__hidden __noinline int charge_unit_open(__u64 id)
+__noinline int charge_unit_open(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
 	__u64 bytes;
@@ -130,11 +147,14 @@ __hidden __noinline int charge_unit_open(__u64 id)
 	unit->start_charge_bytes = bytes;
 	unit->peak_charge_bytes = bytes;
 	unit->start_charge_watermark = charge_watermark_read();
-	for (__u32 i = 0; i < UM_CHARGE_WATCHERS; i++) {
-		if (um_cas(&charge_watchers[i & (UM_CHARGE_WATCHERS - 1)], 0, id) == 0) {
-			unit->charge_watcher = i + 1;
-			if (charge_watchers_used < i + 1)
-				charge_watchers_used = i + 1;
+	{
+		struct watcher_claim claim = { .id = id };
+
+		UM_LOOP(UM_CHARGE_WATCHERS, claim_one_watcher, &claim);
+		unit->charge_watcher = claim.watcher;
+		if (claim.watcher) {
+			if (charge_watchers_used < claim.watcher)
+				charge_watchers_used = claim.watcher;
 			return 0;
 		}
 	}
@@ -142,7 +162,7 @@ __hidden __noinline int charge_unit_open(__u64 id)
 	return 0;
 }
 
-__hidden __noinline __u64 charge_unit_close(__u64 id)
+__noinline __u64 charge_unit_close(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
 	__u64 mark;

@@ -20,9 +20,11 @@ struct task_struct___state_before_5_14 {
  */
 static __always_inline bool task_is_dead(struct task_struct *task)
 {
-	if (bpf_core_field_exists(task->__state))
-		return task->__state & UM_TASK_DEAD;
-	return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
+#if UM_BASELINE
+	if (!bpf_core_field_exists(task->__state))
+		return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
+#endif
+	return task->__state & UM_TASK_DEAD;
 }
 
 /*
@@ -157,7 +159,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		bool dead = task_is_dead(prev);
 
 		/* what its cache took outside a fault (a dying thread's was folded at its exit) */
-		if (thread_rss_caches && !dead)
+		if (UM_THREAD_CACHES && !dead)
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample(1);

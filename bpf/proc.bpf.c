@@ -166,7 +166,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 
 	if (!proc)
 		return 0;
-	sig = task->signal;
+	sig = UM_UNTRUSTED_TASK(task)->signal;
 	/* signal->live is decremented before this tracepoint: 0 means the whole group is dying */
 	if (sig->live.counter != 0)
 		return 0;
@@ -174,7 +174,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	return 0;
 }
 
-__hidden int proc_finish(__u32 tgid, __u64 now)
+__noinline int proc_finish(__u32 tgid, __u64 now)
 {
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_proc_exit *rec;

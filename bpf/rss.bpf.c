@@ -32,8 +32,15 @@
 #include "rss_cache.bpf.h"
 #include "charge.bpf.h"
 
+
 #if !UM_BASELINE
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* See state.bpf.h: TASK_READ. */
+__hidden __noinline struct task_struct *um_untrusted_task(struct task_struct *task)
+{
+	return bpf_rdonly_cast(task, bpf_core_type_id_kernel(struct task_struct));
+}
 #endif
 
 /* __per_cpu_offset[cpu], filled once by learn_cpu_offsets() before anything is attached */
@@ -80,6 +87,9 @@ int learn_cpu_offsets(void *ctx)
 SEC("fexit/handle_mm_fault")
 int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 {
+	/* loaded only where threads keep caches: the baseline build (one body in both builds, so
+	 * both declare the same programs) */
+#if UM_BASELINE
 	__u64 task;
 
 	if (!current_tracked())
@@ -88,6 +98,7 @@ int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 	thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(), (__u64)CURRENT_READ(mm));
 	/* the fault's pages were charged before the thread's cache took them */
 	charge_sample(1);
+#endif
 	return 0;
 }
 
@@ -272,7 +283,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 		adopted = true;
 	}
 	if (mm) {
-		if (curr && thread_rss_caches)
+		if (curr && UM_THREAD_CACHES)
 			own_mm_sync(mm, kmm, member);
 		if (adopted)
 			mm_sync_all(mm, kmm);
@@ -292,7 +303,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
  * - when a unit opens in a process whose mm no event has shown yet (units.bpf.c): attach's
  *   /proc reading may be stale by then (a change between the reading and the attach).
  */
-__hidden int mm_adopt_current(void)
+__noinline int mm_adopt_current(void)
 {
 	struct mm_struct *kmm = CURRENT_READ(mm);
 	__u64 key = (__u64)kmm;
@@ -303,7 +314,7 @@ __hidden int mm_adopt_current(void)
 	mm = mm_adopt(kmm, true);
 	if (!mm)
 		return 0;
-	if (thread_rss_caches)
+	if (UM_THREAD_CACHES)
 		own_mm_sync(mm, kmm, -1);
 	mm_sync_all(mm, kmm);
 	return 0;

@@ -146,6 +146,8 @@ extern const volatile __u32 nr_possible_cpus;
  * the per-CPU mm counters): rss.bpf.c then reads them where they change.
  */
 extern const volatile __u32 thread_rss_caches;
+/* The same, known false at compile time in the per-CPU build: its code and relocations go. */
+#define UM_THREAD_CACHES (UM_BASELINE && thread_rss_caches)
 
 /*
  * Read-modify-write of shared counters. With fetching atomics (5.12) they are the compiler's
@@ -175,6 +177,25 @@ extern const volatile __u32 thread_rss_caches;
 #define um_fetch_add(p, v) __sync_fetch_and_add(p, v)
 #define um_cas(p, expected, desired) __sync_val_compare_and_swap(p, expected, desired)
 #define um_xchg(p, v) __sync_lock_test_and_set(p, v)
+#endif
+
+/*
+ * A bounded loop whose body is a callback, long (*fn)(__u64 index, void *ctx) returning 1 to
+ * stop: bpf_loop where the kernel has it (5.17; every kernel of the per-CPU build), so the
+ * verifier walks the body once instead of once per iteration (most of the programs' load time
+ * was such loops); a plain loop in the baseline. Evaluates to the iterations run.
+ */
+#if UM_BASELINE
+#define UM_LOOP(n, fn, ctx)                                                                \
+	({                                                                                 \
+		long __i;                                                                  \
+		for (__i = 0; __i < (long)(n); __i++)                                      \
+			if ((fn)(__i, (ctx)))                                              \
+				break;                                                     \
+		__i;                                                                       \
+	})
+#else
+#define UM_LOOP(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
 #endif
 
 /* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
@@ -215,11 +236,21 @@ static __always_inline void um_unlock(bool held)
  * lets us load through; before it, the task's address is a number, read with probe reads.
  */
 #if UM_BASELINE
+#define UM_UNTRUSTED_TASK(p) (p)
 #define current_task() ((struct task_struct *)bpf_get_current_task())
 #define TASK_READ(task, ...) BPF_CORE_READ(task, __VA_ARGS__)
 #else
+/*
+ * A task pointer as a read-only, untrusted one: loads through it stay direct (fault-safe) loads,
+ * and the verifier no longer asks, for every pointer they yield, whether its type is trusted, a
+ * search of the kernel's BTF by name (on 6.18 ~40% of the programs' load time went there). It
+ * is the kfunc bpf_rdonly_cast (a register move at run time) behind a call of rss.bpf.c: libbpf
+ * 1.1's linker cannot link one kfunc declared in several objects.
+ */
+extern struct task_struct *um_untrusted_task(struct task_struct *task);
+#define UM_UNTRUSTED_TASK(p) um_untrusted_task(p)
 #define current_task() bpf_get_current_task_btf()
-#define TASK_READ(task, field) ((task)->field)
+#define TASK_READ(task, field) (um_untrusted_task(task)->field)
 #endif
 #define CURRENT_READ(...) TASK_READ(current_task(), __VA_ARGS__)
 
@@ -329,7 +360,7 @@ static __always_inline void peak_raise(__u64 *peak, __s64 value)
 
 	if (value <= 0)
 		return;
-	for (int i = 0; i < 8 && (__u64)value > seen; i++) {
+	for (int i = 0; i < 3 && (__u64)value > seen; i++) {
 		__u64 prev = um_cas(peak, seen, (__u64)value);
 
 		if (prev == seen)
@@ -373,7 +404,7 @@ static __always_inline __u64 rq_steal_ns(struct rq *rq)
 
 static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 {
-	struct cfs_rq *cfs_rq = task->se.cfs_rq;
+	struct cfs_rq *cfs_rq = UM_UNTRUSTED_TASK(task)->se.cfs_rq;
 
 	return cfs_rq ? rq_steal_ns(cfs_rq->rq) : 0;
 }

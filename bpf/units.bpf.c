@@ -94,7 +94,7 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
  * owner's own lists forget the id here: other processes of its scope keep it until their next
  * unit opens (units_push), and nothing is charged to a closed unit meanwhile (unit_get).
  */
-__hidden int unit_close(__u32 tgid, __u64 id, __u32 status)
+__noinline int unit_close(__u32 tgid, __u64 id, __u32 status)
 {
 	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
 	struct um_unit_record *rec;
@@ -182,29 +182,47 @@ static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgi
 
 /*
  * Slots searched for a free one. Only open units hold slots, so the search fails only while this
- * many units are open at once. A plain loop, verified step by step on every kernel (bpf_loop came
- * in 5.17); the verifier refuses a path of more than 8192 jumps, so not all UM_UNIT_SLOTS.
+ * many units are open at once. With bpf_loop, all of them; the baseline's plain loop is verified
+ * step by step, and the verifier refuses a path of more than 8192 jumps.
  */
+#if UM_BASELINE
 #define UM_UNIT_SEARCH 512
+#else
+#define UM_UNIT_SEARCH UM_UNIT_SLOTS
+#endif
+
+struct slot_search {
+	__u64 seq;
+	int slot;
+};
+
+static long claim_one_slot(__u64 i, void *arg)
+{
+	struct slot_search *search = arg;
+	__u32 slot = (__u32)((search->seq + i) & (UM_UNIT_SLOTS - 1));
+	struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
+
+	if (unit && um_cas(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
+		search->slot = slot;
+		return 1;
+	}
+	return 0;
+}
 
 /*
  * Take a free slot for a new unit, from its sequence number's own onwards (it is almost always
  * free: a slot is busy only while a unit opened a multiple of UM_UNIT_SLOTS earlier is still
  * open), marked UM_UNIT_CLAIMING. Returns the slot, or -1 when UM_UNIT_SEARCH slots in a row are
- * open (counted as a full map). A function of its own, so the verifier walks the search once,
- * not once per caller path.
+ * open (counted as a full map).
  */
-__hidden int unit_claim_slot(__u64 seq)
+static __always_inline int unit_claim_slot(__u64 seq)
 {
-	for (__u32 i = 0; i < UM_UNIT_SEARCH; i++) {
-		__u32 slot = (__u32)((seq + i) & (UM_UNIT_SLOTS - 1));
-		struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
+	struct slot_search search = { .seq = seq, .slot = -1 };
 
-		if (unit && um_cas(&unit->id, 0, UM_UNIT_CLAIMING) == 0)
-			return slot;
-	}
-	__sync_fetch_and_add(&map_full, 1);
-	return -1;
+	UM_LOOP(UM_UNIT_SEARCH, claim_one_slot, &search);
+	if (search.slot < 0)
+		__sync_fetch_and_add(&map_full, 1);
+	return search.slot;
 }
 
 /* The outermost call of a unit function: a unit opens (the caller holds the lock). */
@@ -263,7 +281,7 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
  * Entry of a unit function (or the begin marker) with its spec's index. Recursion, or a second
  * thread entering while the unit is open, is part of the same unit.
  */
-__hidden int unit_entry(__u32 spec)
+__noinline int unit_entry(__u32 spec)
 {
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);

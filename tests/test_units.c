@@ -29,6 +29,32 @@ static json_t *run_units(struct um_result *r, const char *const *mode_args)
 	return jget(r->manifest, "units");
 }
 
+/*
+ * A command that exits the moment its only unit returns: the unit's record (submitted without
+ * waking the reader) and the exit record race to the ring, and the programs are released in
+ * the background after the manifest is written. The unit is in the manifest every time.
+ */
+Test(units, last_unit_of_a_command_that_exits_at_once_is_kept)
+{
+	const char *mode[] = { "--mode", "spikes", "--sizes", "4", "--hold-ms", "0", "--exit-at-once",
+			       NULL };
+
+	for (int round = 0; round < 5; round++) {
+		struct um_result r;
+		json_t *units = run_units(&r, mode);
+
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect_eq(json_array_size(units), 1, "round %d: %zu units in the manifest", round,
+			     json_array_size(units));
+		cr_expect_eq(json_array_size(r.units), 1, "round %d: %zu units in the stream", round,
+			     json_array_size(r.units));
+		if (json_array_size(units) == 1)
+			cr_expect_str_eq(json_string_value(jget(json_array_get(units, 0), "status")),
+					 "complete");
+		um_result_free(&r);
+	}
+}
+
 Test(units, spike_sizes_each_within_a_mebibyte)
 {
 	static const double sizes_mib[] = { 16, 48, 32, 80, 8 };

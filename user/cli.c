@@ -63,8 +63,9 @@ static const char usage_text[] =
 	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \
 	  "the manifest, run.json -> run.units.jsonl", 0 },                                     \
 	{ "quiet", 'q', NULL, 0, "No progress line per finished unit", 0 },                    \
-	{ "verbose", 'v', NULL, 0, "Say what is being done; twice: libbpf's debug output too", \
-	  0 },                                                                                 \
+	{ "verbose", 'v', NULL, 0, "Say what is being done, and at the end each phase's time "   \
+	  "(set-up, open, load, attach, the command, drain, write, detach); twice: libbpf's "   \
+	  "debug output too; three times: the verifier's statistics of every program", 0 },    \
 	{ "lookup-at-exec", OPT_LOOKUP_AT_EXEC, NULL, 0,                                       \
 	  "Look for each bare SYMBOL in every program the traced processes exec (each held at " \
 	  "its exec until its probes are attached), not in the command's executable: for a "    \

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -164,6 +167,109 @@ static void force_build(struct kernel_features *k)
 		k->build = KERNEL_BUILD_BASELINE;
 }
 
+/*
+ * What the probes and the BTF said, kept until the next boot: they cannot change while the
+ * kernel runs, and reading them again (the kernel's BTF is parsed, ~10 ms, and libbpf parses it
+ * again to load) is most of a traced command's set-up. Keyed by the boot id and the release;
+ * written by root only, in a directory only root may enter. UNITMETER_FEATURE_CACHE names
+ * another file (the tests), "" none.
+ */
+#define FEATURE_CACHE_DIR "/run/unitmeter"
+#define FEATURE_CACHE FEATURE_CACHE_DIR "/kernel-features"
+
+static const char *cache_path(void)
+{
+	const char *path = getenv("UNITMETER_FEATURE_CACHE");
+
+	return path ? (*path ? path : NULL) : FEATURE_CACHE;
+}
+
+static bool boot_id(char *id, size_t len)
+{
+	char *text = um_read_text("/proc/sys/kernel/random/boot_id");
+
+	if (!text)
+		return false;
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(id, len, "%s", text);
+	free(text);
+	return *id != '\0';
+}
+
+/* The probed features, in one line, in a fixed order. */
+static void cache_line(const struct kernel_features *k, const char *boot, char *line, size_t len)
+{
+	snprintf(line, len, "unitmeter-kernel-features 1 %s %s %d%d%d%d%d%d%d%d%d%d\n", boot,
+		 k->release, k->ringbuf, k->task_storage, k->fetch_atomics, k->current_task_btf,
+		 k->attach_cookie, k->percpu_lookup, k->per_cpu_mm_counters, k->thread_rss_caches,
+		 k->kfunc_rdonly_cast, k->fault_hook);
+}
+
+static bool fresh_read;
+
+void kernel_features_fresh(void)
+{
+	fresh_read = true;
+}
+
+static bool cache_read(struct kernel_features *k)
+{
+	char boot[64], want_head[256], *text;
+	const char *path = cache_path();
+	struct stat st;
+	size_t head_len;
+	const char *bits;
+	bool ok = false;
+
+	if (fresh_read || !path || !boot_id(boot, sizeof(boot)) || stat(path, &st) || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		return false;
+	text = um_read_text(path);
+	if (!text)
+		return false;
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 1 %s %s ", boot,
+		 k->release);
+	head_len = strlen(want_head);
+	bits = text + head_len;
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 10) {
+		bool *fields[] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
+				   &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
+				   &k->per_cpu_mm_counters, &k->thread_rss_caches,
+				   &k->kfunc_rdonly_cast, &k->fault_hook };
+
+		for (size_t i = 0; i < 10; i++)
+			*fields[i] = bits[i] == '1';
+		ok = true;
+	}
+	free(text);
+	return ok;
+}
+
+static void cache_write(const struct kernel_features *k)
+{
+	char boot[64], line[256], tmp[PATH_MAX];
+	const char *path = cache_path();
+	int fd;
+
+	if (!path || !boot_id(boot, sizeof(boot)))
+		return;
+	if (!strcmp(path, FEATURE_CACHE) && mkdir(FEATURE_CACHE_DIR, 0700) && errno != EEXIST)
+		return;
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	cache_line(k, boot, line, sizeof(line));
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	if (close(fd) || rename(tmp, path))
+		unlink(tmp);
+}
+
 void kernel_features_read(struct kernel_features *k)
 {
 	static struct kernel_features once;
@@ -182,6 +288,8 @@ void kernel_features_read(struct kernel_features *k)
 	k->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	k->tracefs = access("/sys/kernel/tracing/events/kmem/rss_stat", F_OK) == 0;
 	read_lockdown(k->lockdown, sizeof(k->lockdown));
+	if (k->root && cache_read(k))
+		goto probed;
 	if (k->root) {
 		k->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 		k->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
@@ -197,7 +305,10 @@ void kernel_features_read(struct kernel_features *k)
 		k->kfunc_rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 		k->fault_hook = btf__find_by_name_kind(btf, "handle_mm_fault", BTF_KIND_FUNC) > 0;
 		btf__free(btf);
+		if (k->root)
+			cache_write(k);
 	}
+probed:
 	kernel_choose_build(k);
 	force_build(k);
 	once = *k;

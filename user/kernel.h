@@ -39,8 +39,13 @@ struct kernel_features {
 	char refusal[512];       /* one line: what is missing and what would serve */
 };
 
-/* Read everything, once per process; never fails (what cannot be read counts as absent). */
+/*
+ * Read everything, once per process; never fails (what cannot be read counts as absent). What
+ * the probes and the kernel's BTF say is kept per boot in /run/unitmeter (root only).
+ */
 void kernel_features_read(struct kernel_features *k);
+/* Probe afresh, not from the per-boot record (`unitmeter check`); call before the first read. */
+void kernel_features_fresh(void);
 
 /* Set build (or refusal: the first thing missing, and what would serve) from the features. */
 void kernel_choose_build(struct kernel_features *k);

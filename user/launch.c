@@ -90,9 +90,41 @@ static int drop_privileges(uid_t uid, gid_t gid)
 	return 0;
 }
 
-int launch__start(struct launch *l, const char *path, char *const argv[], bool as_root)
+/* In the child: write its own pid to cgroup_procs; the errno (0: done) goes up the pipe. */
+static void enter_cgroup(const char *cgroup_procs, int report_fd)
 {
-	int barrier[2];
+	char text[24];
+	int fd = open(cgroup_procs, O_WRONLY | O_CLOEXEC), err = 0;
+
+	snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	if (fd < 0 || write(fd, text, strlen(text)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (write(report_fd, &err, sizeof(err)) != sizeof(err))
+		_exit(126);
+	close(report_fd);
+}
+
+int launch__cgroup_result(struct launch *l)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (l->cgroup_fd < 0)
+		return -ENOENT;
+	do
+		n = read(l->cgroup_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(l->cgroup_fd);
+	l->cgroup_fd = -1;
+	return n == sizeof(err) ? -err : -EPIPE;
+}
+
+int launch__start(struct launch *l, const char *path, char *const argv[], bool as_root,
+		  const char *cgroup_procs)
+{
+	int barrier[2], cgroup_word[2] = { -1, -1 };
 	uid_t uid;
 	gid_t gid;
 	char go;
@@ -102,18 +134,34 @@ int launch__start(struct launch *l, const char *path, char *const argv[], bool a
 		       "(use --as-root to keep root)");
 		return -EINVAL;
 	}
+	l->cgroup_fd = -1;
 	if (pipe2(barrier, O_CLOEXEC))
 		return -errno;
-	l->pid = fork();
-	if (l->pid < 0) {
+	if (cgroup_procs && pipe2(cgroup_word, O_CLOEXEC)) {
 		int err = -errno;
 
 		close(barrier[0]);
 		close(barrier[1]);
 		return err;
 	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		int err = -errno;
+
+		close(barrier[0]);
+		close(barrier[1]);
+		if (cgroup_procs) {
+			close(cgroup_word[0]);
+			close(cgroup_word[1]);
+		}
+		return err;
+	}
 	if (l->pid == 0) {
 		close(barrier[1]);
+		if (cgroup_procs) {
+			close(cgroup_word[0]);
+			enter_cgroup(cgroup_procs, cgroup_word[1]);
+		}
 		if (drop_privileges(uid, gid)) {
 			fprintf(stderr, "unitmeter: cannot switch to uid %u gid %u: %s\n", uid, gid,
 				strerror(errno));
@@ -129,6 +177,10 @@ int launch__start(struct launch *l, const char *path, char *const argv[], bool a
 	}
 	close(barrier[0]);
 	l->release_fd = barrier[1];
+	if (cgroup_procs) {
+		close(cgroup_word[1]);
+		l->cgroup_fd = cgroup_word[0];
+	}
 	return 0;
 }
 
@@ -143,6 +195,10 @@ int launch__release(struct launch *l)
 
 void launch__abort(struct launch *l)
 {
+	if (l->cgroup_fd >= 0) {
+		close(l->cgroup_fd);
+		l->cgroup_fd = -1;
+	}
 	if (l->pid <= 0)
 		return;
 	if (l->release_fd >= 0) {

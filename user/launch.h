@@ -12,13 +12,22 @@
 struct launch {
 	pid_t pid;
 	int release_fd; /* write end of the barrier pipe; -1 once released */
+	int cgroup_fd;  /* read end of the child's word on entering its cgroup; -1: none asked */
 };
 
 /* Full path of argv0 through PATH, as execvp would find it; NULL (errno set) when none is. */
 char *launch_resolve(const char *argv0);
 /* The uid/gid the command should run as: SUDO_UID/SUDO_GID unless as_root. */
 int launch_target_ids(bool as_root, uid_t *uid, gid_t *gid);
-int launch__start(struct launch *l, const char *path, char *const argv[], bool as_root);
+/*
+ * Fork the command, held. cgroup_procs (or NULL): a cgroup.procs file the child writes itself
+ * into first, while still root: moving a process between cgroups waits for an RCU grace period
+ * (~16 ms here), which the child spends while unitmeter loads its programs.
+ */
+int launch__start(struct launch *l, const char *path, char *const argv[], bool as_root,
+		  const char *cgroup_procs);
+/* The child's word on entering its cgroup: 0, or the negative errno it met. */
+int launch__cgroup_result(struct launch *l);
 /* Let the held command exec. */
 int launch__release(struct launch *l);
 /* Kill a command that was never released (tracing failed to start) and reap it. */

@@ -240,20 +240,16 @@ void memcg_make_for_run(struct memcg *m)
 		(unsigned long long)m->id);
 }
 
-int memcg_enter(struct memcg *m, pid_t pid)
+void memcg_procs_file(const struct memcg *m, char *path, size_t len)
 {
-	char file[PATH_MAX + 16], text[24];
-	int err;
+	say(path, len, "%s/cgroup.procs", m->dir);
+}
 
-	say(file, sizeof(file), "%s/cgroup.procs", m->dir);
-	snprintf(text, sizeof(text), "%d\n", (int)pid);
-	err = write_text(file, text);
-	if (err) {
-		say(m->reason, sizeof(m->reason), "cannot move the command into %s: %s", m->dir,
-		    strerror(-err));
-		m->id = 0;
-	}
-	return err;
+void memcg_entry_failed(struct memcg *m, int err)
+{
+	say(m->reason, sizeof(m->reason), "cannot move the command into %s: %s", m->dir,
+	    strerror(-err));
+	m->id = 0;
 }
 
 void memcg_remove(struct memcg *m)

@@ -27,8 +27,10 @@ struct memcg {
  * unitmeter left behind. Never fails: id 0 and a reason when the kernel or a container forbids.
  */
 void memcg_make_for_run(struct memcg *m);
-/* Put a process in it (before its exec); on failure, id 0 and the reason. */
-int memcg_enter(struct memcg *m, pid_t pid);
+/* Its cgroup.procs file, which a process writes itself into (launch.h). */
+void memcg_procs_file(const struct memcg *m, char *path, size_t len);
+/* A process could not enter it (err < 0): id 0 and the reason. */
+void memcg_entry_failed(struct memcg *m, int err);
 /* Remove it once the command's processes have left; says so when it cannot. */
 void memcg_remove(struct memcg *m);
 /* The memory cgroup pid is in (attach); id 0 and a reason when it has none charged. */

@@ -117,6 +117,9 @@ struct session {
 	struct tracer *tracer;
 	struct report *report;
 	struct memcg memcg; /* whose charge is read */
+	/* phase ends (CLOCK_MONOTONIC), for -v: where the fixed cost goes */
+	uint64_t t_begin, t_released, t_ended, t_drained, t_written;
+	struct tracer_timing timing;
 	char *units_path;
 	const char *manifest;
 };
@@ -137,7 +140,8 @@ static int read_records(struct session *s)
 	int n = tracer__poll(s->tracer, 100 /* ms */);
 
 	report__flush(s->report);
-	if (n > 0 && n < SMALL_BATCH)
+	/* once the command has ended there is nothing to batch: the last records are awaited */
+	if (n > 0 && n < SMALL_BATCH && !s->t_ended)
 		nanosleep(&pause, NULL);
 	if (n < 0 && n != -EINTR)
 		um_err("reading the ring buffer failed: %s", strerror(-n));
@@ -280,6 +284,7 @@ static int session_finish(struct session *s)
 		python_units__merge_reports(&s->python, report__hardware(s->report));
 	err = report__write_manifest(s->report, s->manifest);
 	report__print_tables(s->report, stderr);
+	s->t_written = monotonic_ns();
 	if (c.lost_records || c.map_full)
 		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
 			"units are missing from the figures (lost_events in the manifest)",
@@ -298,9 +303,31 @@ static int session_finish(struct session *s)
 	return 0;
 }
 
+/* -v: each phase's time; the kernel's release of the programs runs on in a child. */
+static void say_phases(const struct session *s, uint64_t detach_ns)
+{
+	const struct tracer_timing *t = &s->timing;
+	uint64_t setup = s->t_begin && s->t_released > s->t_begin
+				 ? s->t_released - s->t_begin - t->open_ns - t->load_ns - t->attach_ns
+				 : 0;
+
+	if (!s->t_released || !s->t_written)
+		return;
+	um_info("phases (ms): set-up %.1f, open %.1f, load %.1f, attach %.1f, the command %.1f, "
+		"drain %.1f, write %.1f, detach %.1f (the kernel's release of the programs goes on "
+		"in a child process nobody waits for)", setup / 1e6, t->open_ns / 1e6,
+		t->load_ns / 1e6, t->attach_ns / 1e6, (s->t_ended - s->t_released) / 1e6,
+		(s->t_drained - s->t_ended) / 1e6, (s->t_written - s->t_drained) / 1e6,
+		detach_ns / 1e6);
+}
+
 static void session_cleanup(struct session *s)
 {
-	tracer__destroy(s->tracer);
+	uint64_t t0 = monotonic_ns();
+
+	tracer__timing(s->tracer, &s->timing);
+	tracer__destroy_detached(s->tracer);
+	say_phases(s, monotonic_ns() - t0);
 	memcg_remove(&s->memcg);
 	report__free(s->report);
 	for (size_t i = 0; i < s->n_specs; i++)
@@ -334,6 +361,7 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 			if (waitpid(l->pid, wait_status, WNOHANG) == l->pid) {
 				reaped = true;
 				reaped_at = monotonic_ns();
+				s->t_ended = reaped_at;
 			}
 		}
 		/* the exit record comes at the final context switch, which may follow the reaping */
@@ -346,12 +374,14 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 int session_run(const struct um_options *o)
 {
 	struct session s = { 0 };
-	struct launch l = { .pid = -1, .release_fd = -1 };
+	struct launch l = { .pid = -1, .release_fd = -1, .cgroup_fd = -1 };
+	char procs[PATH_MAX + 16];
 	int wait_status = 0, err, status = EXIT_UNITMETER;
 	const char *why;
 	char *path;
 	uint64_t t0;
 
+	s.t_begin = monotonic_ns();
 	path = launch_resolve(o->command_argv[0]);
 	if (!path) {
 		um_err("command not found: %s", o->command_argv[0]);
@@ -372,20 +402,26 @@ int session_run(const struct um_options *o)
 		um_err("cannot set the environment for the python bootstrap: %s", strerror(errno));
 		goto out;
 	}
-	err = launch__start(&l, path, o->command_argv, o->as_root);
+	/* the command's own memory cgroup, which it enters before its exec: the charge is its
+	 * alone */
+	memcg_make_for_run(&s.memcg);
+	memcg_procs_file(&s.memcg, procs, sizeof(procs));
+	err = launch__start(&l, path, o->command_argv, o->as_root, s.memcg.id ? procs : NULL);
 	if (err) {
 		um_err("cannot start %s: %s", path, strerror(-err));
 		goto out;
 	}
-	/* the command's own memory cgroup, entered before its exec: the charge is its alone */
-	memcg_make_for_run(&s.memcg);
-	if (s.memcg.id)
-		memcg_enter(&s.memcg, l.pid);
+	s.tcfg.charge_cgroup_id = s.memcg.id;
+	err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
+	if (s.memcg.id) {
+		int entered = launch__cgroup_result(&l);
+
+		if (entered)
+			memcg_entry_failed(&s.memcg, entered);
+	}
 	if (!s.memcg.id)
 		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
 			s.memcg.reason);
-	s.tcfg.charge_cgroup_id = s.memcg.id;
-	err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
 	if (!err)
 		err = tracer__track(s.tracer, l.pid, getpid(), true);
 	if (!err)
@@ -396,6 +432,7 @@ int session_run(const struct um_options *o)
 	}
 	install_signals();
 	t0 = monotonic_ns();
+	s.t_released = t0;
 	report__set_origin(s.report, t0);
 	report__add_root(s.report, l.pid, getpid(), o->command_argv[0]);
 	um_info("probes attached; starting %s", path);
@@ -404,6 +441,7 @@ int session_run(const struct um_options *o)
 		goto out;
 	}
 	err = run_loop(&s, &l, &wait_status);
+	s.t_drained = monotonic_ns();
 	report__set_exit(s.report, wait_status);
 	if (session_finish(&s) || err)
 		goto out;
@@ -474,6 +512,7 @@ int session_attach(const struct um_options *o)
 	const char *why;
 	uint64_t t0, deadline;
 
+	s.t_begin = monotonic_ns();
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
 		return EXIT_UNITMETER;
@@ -502,13 +541,15 @@ int session_attach(const struct um_options *o)
 		err = tracer__attach(s.tracer);
 	if (err)
 		goto out;
+	s.t_released = monotonic_ns();
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
 	report__add_root(s.report, o->pid, 0, exe);
 	install_signals();
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
 		o->duration_s > 0 ? " for the given duration" : " until it exits");
-	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	/* --duration counts from the moment every probe is attached: tracing, not loading */
+	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	while (!stop_signal && monotonic_ns() < deadline &&
 	       !report__proc_finished(s.report, o->pid)) {
 		err = read_records(&s);
@@ -520,6 +561,7 @@ int session_attach(const struct um_options *o)
 			break;
 		}
 	}
+	s.t_ended = s.t_drained = monotonic_ns();
 	if (!session_finish(&s))
 		status = 0;
 out:

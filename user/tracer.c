@@ -40,7 +40,16 @@ struct tracer {
 	char *found_path[UM_MAX_SPECS]; /* per cookie: where a path-less target was found */
 	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
 	struct kernel_features kernel;
+	struct tracer_timing timing;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -220,6 +229,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 {
 	struct tracer *t = calloc(1, sizeof(*t));
 	int n_cpus = libbpf_num_possible_cpus();
+	uint64_t t0 = now_ns();
 	int err;
 
 	if (!t)
@@ -252,6 +262,8 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
 	choose_programs(t);
+	t->timing.open_ns = now_ns() - t0;
+	t0 = now_ns();
 	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
 	if (um_verbosity >= 3) {
 		struct bpf_program *prog;
@@ -283,6 +295,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		um_err("cannot set up the ring buffer: %s", strerror(-err));
 		goto fail;
 	}
+	t->timing.load_ns = now_ns() - t0;
 	*out = t;
 	return 0;
 fail:
@@ -484,6 +497,7 @@ static void warn_uretprobe_seccomp(void)
 
 int tracer__attach(struct tracer *t)
 {
+	uint64_t t0 = now_ns();
 	int err;
 
 	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
@@ -511,6 +525,7 @@ int tracer__attach(struct tracer *t)
 		if (err)
 			return err;
 	}
+	t->timing.attach_ns = now_ns() - t0;
 	return 0;
 }
 
@@ -648,6 +663,7 @@ int tracer_check(FILE *out)
 	struct tracer *t = NULL;
 	int err;
 
+	kernel_features_fresh();
 	kernel_features_read(&k);
 	kernel_features_print(out, &k);
 	if (k.build == KERNEL_BUILD_NONE) {
@@ -700,6 +716,49 @@ static void destroy_links_in_parallel(struct bpf_link **links, size_t n)
 			pthread_join(threads[i], NULL);
 	free(threads);
 	free(started);
+}
+
+void tracer__destroy_detached(struct tracer *t)
+{
+	int gate[2];
+	pid_t pid;
+
+	if (!t)
+		return;
+	/* the child waits on the gate's read end; this process's exit closes the write end */
+	if (pipe(gate)) {
+		tracer__destroy(t);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		char c;
+
+		/* holds no terminal or pipe of the caller open: a reader of our output sees EOF
+		 * when this process exits */
+		close(gate[1]);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(gate[0]);
+	if (pid < 0)
+		close(gate[1]);
+	/* gate[1] stays open until this process exits (close-on-exec: no exec follows) */
+	else
+		fcntl(gate[1], F_SETFD, FD_CLOEXEC);
+	tracer__destroy(t);
+}
+
+void tracer__timing(const struct tracer *t, struct tracer_timing *out)
+{
+	*out = t ? t->timing : (struct tracer_timing){ 0 };
 }
 
 void tracer__destroy(struct tracer *t)

@@ -87,6 +87,19 @@ const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
 		       void *ctx);
 void tracer__destroy(struct tracer *t);
+/*
+ * The same, without making the caller wait for the kernel: closing the last reference to a
+ * uprobe or tracepoint link waits for RCU grace periods (~100 ms each here). A child process
+ * keeps a reference to every BPF object until this process exits, so this process's closes are
+ * quick and the kernel's release runs in the child, which nobody waits for. Every record was
+ * read before (the caller drains the ring first): nothing the programs see after is wanted.
+ */
+void tracer__destroy_detached(struct tracer *t);
+/* How long opening (the object and the kernel's BTF), loading and attaching took, in ns. */
+struct tracer_timing {
+	uint64_t open_ns, load_ns, attach_ns;
+};
+void tracer__timing(const struct tracer *t, struct tracer_timing *out);
 /* What the kernel offers and the build loaded (see kernel.h). */
 const struct kernel_features *tracer__kernel(const struct tracer *t);
 

@@ -5,7 +5,8 @@
  * {"units": [...]} on the last line of stdout, or one line per unit with --stream.
  *   spikes    --sizes 16,48,32   each unit touches its size in MiB, holds --hold-ms, unmaps;
  *             with --kib the sizes are KiB (units smaller than a thread's RSS cache folds);
- *             with --keep a unit's pages are unmapped after it returns, not inside it
+ *             with --keep a unit's pages are unmapped after it returns, not inside it;
+ *             with --exit-at-once the first unit only, then _exit(0) as it returns (no output)
  *   cpu       --units N --cpu-ms C [--threads T] [--thread-mib M]  CPU-bound units, T threads
  *             each; each helper thread first touches M MiB and unmaps it
  *   recursion --units N --depth D  fit_unit calls itself D times
@@ -244,6 +245,9 @@ int main(int argc, char **argv)
 				j.mib = atol(s);
 			j.keep = arg_flag(argc, argv, "--keep");
 			fit_unit(&j);
+			/* the unit's return is the command's last act: its record must still be read */
+			if (arg_flag(argc, argv, "--exit-at-once"))
+				_exit(0);
 			if (j.kept)
 				munmap(j.kept, j.mib * MIB + j.kib * 1024);
 			print_unit(first, &j);
