@@ -718,6 +718,18 @@ static void destroy_links_in_parallel(struct bpf_link **links, size_t n)
 	free(started);
 }
 
+/* Free the BPF side: the probes' links closed side by side, then the rest. */
+static void tracer_release(struct tracer *t)
+{
+	ring_buffer__free(t->rb);
+	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
+	free(t->unit_links);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(t->found_path[i]);
+	unitmeter_bpf__destroy(t->skel);
+	free(t);
+}
+
 void tracer__destroy_detached(struct tracer *t)
 {
 	int gate[2];
@@ -745,6 +757,10 @@ void tracer__destroy_detached(struct tracer *t)
 		}
 		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
 			;
+		/* unitmeter has exited: release every object here, the probes side by side (one
+		 * grace period in all, not one each: a run started meanwhile waits for them). The
+		 * ring is not read again: the units stream is unitmeter's, and complete. */
+		tracer_release(t);
 		_exit(0);
 	}
 	close(gate[0]);
@@ -766,11 +782,5 @@ void tracer__destroy(struct tracer *t)
 	if (!t)
 		return;
 	tracer__stop_holding(t);
-	ring_buffer__free(t->rb);
-	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
-	free(t->unit_links);
-	for (size_t i = 0; i < UM_MAX_SPECS; i++)
-		free(t->found_path[i]);
-	unitmeter_bpf__destroy(t->skel);
-	free(t);
+	tracer_release(t);
 }
