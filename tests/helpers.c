@@ -113,6 +113,19 @@ int um_run(struct um_result *r, bool add_outputs, const char *const *args)
 	return um_run_with(r, add_outputs, args, NULL);
 }
 
+json_t *um_run_json(const char *const *args)
+{
+	struct um_result r;
+	json_t *j;
+
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	j = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(j, "no JSON on stdout: %s", r.out);
+	um_result_free(&r);
+	return j;
+}
+
 int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
 		void (*child_setup)(void))
 {

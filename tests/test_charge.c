@@ -221,19 +221,13 @@ Test(charge, fork_pool_charge_is_the_cgroups_own_peak)
 	{
 		const char *proj[] = { "project", "--format", "json", r.manifest_path, "--units",
 				       "1000", "--tasks", "10", NULL };
-		struct um_result p;
-		json_t *j;
+		json_t *j = um_run_json(proj);
 
-		um_run(&p, false, proj);
-		cr_assert_eq(p.status, 0, "%s", p.err);
-		j = json_loads(p.out, 0, NULL);
-		cr_assert_not_null(j, "%s", p.out);
 		cr_expect_str_eq(json_string_value(jget(jget(j, "per_unit"), "mem_from")), "charge");
 		cr_expect(within(jnum(jget(j, "request"), "mem_mib"), 1.25 * truth / MIB_F, 0.06, 0),
 			  "--mem %.0f MiB for a %.1f MiB charge", jnum(jget(j, "request"), "mem_mib"),
 			  truth / MIB_F);
 		json_decref(j);
-		um_result_free(&p);
 	}
 	um_result_free(&r);
 }
@@ -340,7 +334,7 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 			       "setup", "--setup-ms", "1500", "--units", "6", "--unit-ms", "40",
 			       "--gap-ms", "20", NULL };
 	const char *idle[] = { workload("charge"), "--mode", "setup", "--units", "0", NULL };
-	struct um_result r, p;
+	struct um_result r;
 	const char *proj[] = { "project", "--format", "json", NULL, "--units", "1000", "--tasks",
 			       "10", "--margin", "1", NULL };
 	double setup, fixed, unit_time, life = wall_of(idle);
@@ -357,10 +351,7 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 	cr_assert_not_null(r.truth, "%s", r.out);
 	setup = jnum(r.truth, "setup_s");
 	proj[3] = r.manifest_path;
-	um_run(&p, false, proj);
-	cr_assert_eq(p.status, 0, "%s", p.err);
-	j = json_loads(p.out, 0, NULL);
-	cr_assert_not_null(j, "%s", p.out);
+	j = um_run_json(proj);
 	fixed = jnum(jget(j, "per_unit"), "fixed_s");
 	unit_time = jnum(jget(j, "per_unit"), "unit_time_s");
 	cr_expect(within(fixed, setup + life, 0.10, 0), "fixed %.3f s; set-up %.3f s + the "
@@ -394,7 +385,6 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 	cr_expect(within(jnum(jget(j, "request"), "time_s_projected"), 100 * unit_time + fixed, 1e-6,
 			 1e-6));
 	json_decref(j);
-	um_result_free(&p);
 	um_result_free(&r);
 }
 

@@ -89,16 +89,12 @@ Test(hw, thread_env_from_an_environment_block)
 /* `unitmeter hw` on this machine, against sysconf, sysinfo and uname read here. */
 Test(hw, live_record_matches_the_machine)
 {
-	struct um_result r;
 	const char *args[] = { "hw", NULL };
 	struct sysinfo si;
 	struct utsname u;
 	json_t *hw;
 
-	um_run(&r, false, args);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	hw = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(hw, "hw printed no JSON: %s", r.out);
+	hw = um_run_json(args);
 	sysinfo(&si);
 	uname(&u);
 	cr_expect_eq(jnum(hw, "logical_cores"), sysconf(_SC_NPROCESSORS_ONLN));
@@ -110,5 +106,4 @@ Test(hw, live_record_matches_the_machine)
 	cr_expect_eq(json_is_true(jget(hw, "btf")), access("/sys/kernel/btf/vmlinux", R_OK) == 0);
 	cr_expect_leq(jnum(hw, "physical_cores"), jnum(hw, "logical_cores"));
 	json_decref(hw);
-	um_result_free(&r);
 }
