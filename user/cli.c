@@ -401,7 +401,9 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 static const struct argp run_argp = {
 	run_options, parse_trace_opt, "-- CMD [ARG...]",
 	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
-	"CPU slice, and each call of the --unit functions as one unit. Exit status is CMD's own; "
+	"CPU slice, and each call of the --unit functions as one unit. CMD runs in a memory cgroup "
+	"of its own, whose charge (what SLURM's --mem is enforced on: a page shared by forked "
+	"processes once, page cache too) is measured beside RSS. Exit status is CMD's own; "
 	"unitmeter's own failures exit 2.\v"
 	"EXAMPLES:\n"
 	"  sudo unitmeter run -- ./simulate --seed 1\n"
@@ -462,8 +464,10 @@ static const struct argp summary_argp = {
 static const struct argp project_argp = {
 	project_options, parse_project_opt, "FILE... --units N",
 	"Project the SLURM request of the full run from a calibration run (manifests or units "
-	"streams; several are merged): --time from the units' wall time, --mem from their peak "
-	"memory, --cpus-per-task from their CPU utilisation, --tmp from the bytes they wrote, and "
+	"streams; several are merged): --time from the run's time before its first unit and after "
+	"its last, once per task, plus each unit's wall and the gap to the next; --mem from the "
+	"peak memory charge of the run's cgroup (peak RSS where no charge was measured); "
+	"--cpus-per-task from the units' CPU utilisation, --tmp from the bytes they wrote, and "
 	"--array from the split. Each #SBATCH line follows a comment saying how it was derived; "
 	"notes at the end say what the calibration cannot tell.\v"
 	"EXAMPLES:\n"

@@ -462,7 +462,13 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		t->unit_links = links;
 		t->cap_unit_links = cap;
 	}
-	for (int end = 0; end <= 1; end++) {
+	/*
+	 * The end first: a call whose entry is seen must have its end seen too. With the entry
+	 * first, a call of a running process (attach, a dlopen'd library) that entered between the
+	 * two attachments would leave its depth at 1 for good: no later call would ever open a
+	 * unit (seen on a guest, where the gap is long). An end without its entry is ignored.
+	 */
+	for (int end = 1; end >= 0; end--) {
 		/* the end is the function's return, or the end marker's entry */
 		opts.retprobe = end && !target->end_symbol;
 		opts.func_name = end && target->end_symbol ? target->end_symbol : target->symbol;
