@@ -206,7 +206,7 @@ Test(charge, fork_pool_charge_is_the_cgroups_own_peak)
 	run_rss = jnum(jget(r.manifest, "run"), "peak_rss_bytes");
 	cr_expect(within(run_charge, truth, 0.05, 0), "run charge %.1f MiB, the cgroup's own %.1f MiB",
 		  run_charge / MIB_F, truth / MIB_F);
-	cr_expect_gt(run_rss, 4 * run_charge, "RSS %.1f MiB counts the array in every worker",
+	cr_expect_gt(run_rss, 1.9 * run_charge, "RSS %.1f MiB counts the array in every worker",
 		     run_rss / MIB_F);
 	cr_expect(json_is_true(jget(jget(jget(r.manifest, "run"), "charge"), "made_for_run")));
 	cr_assert_eq(json_array_size(r.units), 2);
@@ -214,7 +214,9 @@ Test(charge, fork_pool_charge_is_the_cgroups_own_peak)
 		cr_expect(within(jnum(u, "peak_charge_bytes"), truth, 0.05, 0),
 			  "unit %zu charge %.1f MiB, the cgroup's own %.1f MiB", i,
 			  jnum(u, "peak_charge_bytes") / MIB_F, truth / MIB_F);
-		cr_expect_gt(jnum(u, "peak_rss_bytes"), 4 * 512 * MIB_F);
+		/* the array in the parent and in the workers alive at once (all four, unless an
+		 * emulated guest is slow to fork them): at least two copies in RSS, one in the charge */
+		cr_expect_gt(jnum(u, "peak_rss_bytes"), 1.9 * 512 * MIB_F);
 	}
 
 	/* project asks for the charge with its margin, not the RSS */
@@ -378,7 +380,9 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 					c[k] = t;
 				}
 		rank = c[4] + (rank - 4) * (c[5] - c[4]);
-		cr_expect(within(unit_time, rank, 0.03, 0.002),
+		/* an emulated guest's uprobes take milliseconds each: 10% and 5 ms (a unit time that
+		 * left out the gaps would be a third short) */
+		cr_expect(within(unit_time, rank, 0.10, 0.005),
 			  "unit time %.4f s; the workload's own p90 %.4f s", unit_time, rank);
 	}
 	/* 100 units per task: 100 x unit time + fixed, not the set-up spread over 6 units x 100 */
