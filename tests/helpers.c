@@ -69,6 +69,18 @@ static char *slurp_fd(int fd)
 	return buf;
 }
 
+char *slurp_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *text;
+
+	if (fd < 0)
+		return NULL;
+	text = slurp_fd(fd);
+	close(fd);
+	return text;
+}
+
 static json_t *load_jsonl_array(const char *path)
 {
 	json_t *arr = json_array();

@@ -39,6 +39,8 @@ int um_run(struct um_result *r, bool add_outputs, const char *const *args);
 int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
 		void (*child_setup)(void));
 void um_result_free(struct um_result *r);
+/* A whole file as a string (malloc'd), or NULL when it cannot be opened. */
+char *slurp_file(const char *path);
 /* `unitmeter <args...>` that must exit 0 and print one JSON document: the document. */
 json_t *um_run_json(const char *const *args);
 

@@ -22,24 +22,6 @@
 #define TMPFS_MAGIC_NUMBER 0x01021994
 #define RAMFS_MAGIC_NUMBER 0x858458f6
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-	size_t n;
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /*
  * A memory cgroup of the test's own, beside nothing unitmeter makes: v1, a child of the test's
  * memory cgroup; v2, a child of the root (guests run everything in the root). Its peak file, or
@@ -52,7 +34,7 @@ struct truth_cg {
 
 static bool truth_cg_make(struct truth_cg *cg)
 {
-	char *self = slurp("/proc/self/cgroup"), *line, *path = NULL;
+	char *self = slurp_file("/proc/self/cgroup"), *line, *path = NULL;
 	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
 
 	if (!self)
@@ -120,7 +102,7 @@ static double truth_peak_of(const char *const *argv)
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "truth run status 0x%x", status);
-	if (cg.peak_file[0] && (text = slurp(cg.peak_file))) {
+	if (cg.peak_file[0] && (text = slurp_file(cg.peak_file))) {
 		peak = strtod(text, NULL);
 		free(text);
 	}
@@ -135,10 +117,10 @@ static bool memory_controller(void)
 	bool has;
 
 	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-		text = slurp("/sys/fs/cgroup/cgroup.controllers");
+		text = slurp_file("/sys/fs/cgroup/cgroup.controllers");
 		has = text && strstr(text, "memory");
 	} else {
-		text = slurp("/proc/self/cgroup");
+		text = slurp_file("/proc/self/cgroup");
 		has = text && strstr(text, ":memory:");
 	}
 	free(text);
@@ -398,7 +380,7 @@ Test(charge, attach_uses_the_targets_cgroup_or_says_why_not)
 	const char *args[] = { "attach", "-q", "-p", "1", "--duration", "0.3", NULL };
 	struct um_result r;
 	const json_t *run, *charge;
-	char *cg = slurp("/proc/1/cgroup");
+	char *cg = slurp_file("/proc/1/cgroup");
 	bool root_memcg;
 
 	cr_assert_not_null(cg);

@@ -406,19 +406,11 @@ Test(units, attach_finds_units_after_attach)
 	kill(target, SIGKILL);
 	waitpid(target, NULL, 0);
 	close(out[0]);
-	{
-		FILE *f = fopen(errpath, "r");
-		size_t got;
-
-		err = calloc(1, 16384);
-		got = f ? fread(err, 1, 16383, f) : 0;
-		err[got] = '\0';
-		if (f)
-			fclose(f);
-	}
+	err = slurp_file(errpath);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unitmeter status 0x%x: %s", status,
-		  err);
-	cr_assert_geq(lines, 5, "units streamed within 120 s of attaching: %zu\n%s", lines, err);
+		  err ? err : "");
+	cr_assert_geq(lines, 5, "units streamed within 120 s of attaching: %zu\n%s", lines,
+		      err ? err : "");
 	free(err);
 	m = json_load_file(manifest, 0, NULL);
 	cr_assert_not_null(m, "no manifest after SIGINT");
