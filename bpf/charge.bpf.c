@@ -82,6 +82,7 @@ static long charge_watcher_raise(__u64 watcher, void *arg)
 static __always_inline void charge_raise(__u64 bytes)
 {
 	peak_raise(&group_peak_charge_bytes, bytes);
+	timeline_note(1, bytes);
 	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &bytes);
 }
 

@@ -139,6 +139,16 @@ extern __u64 orphan_slices;
 extern __u64 switch_in_misses;
 /* baseline: the lock could not be had in time and an update ran without it (see um_lock) */
 extern __u64 lock_timeouts;
+/* The memory timeline's ring (unitmeter.h), its origin (set by the loader before attach; 0: off)
+ * and the values that found their bucket still unread by the loader. */
+extern struct um_timeline_bucket timeline[UM_TIMELINE_SLOTS];
+extern __u64 timeline_start_ns;
+extern __u64 timeline_overruns;
+/*
+ * A value of the group's RSS (charge 0) or memory charge (charge 1), into the timeline's bucket
+ * of this instant (timeline.bpf.c). The lock held, baseline.
+ */
+extern int timeline_note(__u32 charge, __u64 bytes);
 /* possible CPUs: the bound of every loop over them (set by the loader) */
 extern const volatile __u32 nr_possible_cpus;
 /*
@@ -475,7 +485,10 @@ static __always_inline void unit_rss_apply(__u64 id, __s64 delta)
 static __always_inline void rss_apply(struct um_mm *mm, __s64 delta)
 {
 	peak_raise(&mm->peak_rss_bytes, um_fetch_add(&mm->rss_bytes, delta) + delta);
-	peak_raise(&group_peak_rss_bytes, um_fetch_add(&group_rss_bytes, delta) + delta);
+	__s64 group = um_fetch_add(&group_rss_bytes, delta) + delta;
+
+	peak_raise(&group_peak_rss_bytes, group);
+	timeline_note(0, group > 0 ? group : 0);
 	unit_rss_apply(mm->units[0], delta);
 	unit_rss_apply(mm->units[1], delta);
 }

@@ -39,6 +39,29 @@
 /* Possible CPUs whose share of an mm counter is summed (rss.bpf.c); more: refused at start. */
 #define UM_MAX_CPUS 1024
 
+/*
+ * The memory timeline (timeline.bpf.c): the group's RSS and charge, as their lowest and highest
+ * value in each bucket of 2^UM_TIMELINE_SHIFT ns (~1 ms) since timeline_start_ns, in a ring of
+ * UM_TIMELINE_SLOTS buckets (~4.3 s) that the loader empties as time passes and merges into a
+ * bounded timeline of its own (user/timeline.c).
+ */
+#define UM_TIMELINE_SHIFT 20
+#define UM_TIMELINE_SLOTS 4096
+
+struct um_timeline_bucket {
+	/* the bucket's number since timeline_start_ns, plus one; 0: free (the loader took it) */
+	__u64 index;
+	__u64 rss_max_bytes;
+	/* the lowest value as its complement: 0 is "none yet", and lowering it is a raise */
+	__u64 rss_min_complement;
+	__u64 rss_last_bytes;
+	__u64 charge_max_bytes;
+	__u64 charge_min_complement;
+	__u64 charge_last_bytes;
+	__u64 pad;
+};
+_Static_assert(sizeof(struct um_timeline_bucket) == 64, "um_timeline_bucket layout");
+
 /* kernel mm counters (include/linux/mm_types_task.h); MM_SWAPENTS is not resident. */
 enum um_rss_member {
 	UM_MM_FILEPAGES = 0,

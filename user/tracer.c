@@ -41,6 +41,8 @@ struct tracer {
 	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
 	struct kernel_features kernel;
 	struct tracer_timing timing;
+	struct memory_timeline timeline;
+	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
 };
 
 static uint64_t now_ns(void)
@@ -513,6 +515,10 @@ int tracer__attach(struct tracer *t)
 	if (t->marks_failed)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
+	/* the timeline's origin: nothing is traced before the attach */
+	memory_timeline__init(&t->timeline, t0);
+	t->skel->bss->timeline_start_ns = t0;
+	t->timeline_drained_ns = t0;
 	err = unitmeter_bpf__attach(t->skel);
 
 	if (err) {
@@ -540,6 +546,23 @@ const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
 	return t && cookie < UM_MAX_SPECS ? t->found_path[cookie] : NULL;
 }
 
+/*
+ * Take the timeline's ended buckets from the BPF ring, every TIMELINE_DRAIN_NS: often enough that
+ * a slot is taken long before the ring comes round to it again (UM_TIMELINE_SLOTS buckets, ~4 s),
+ * seldom enough that a poll loop turning every few ms does not scan it each turn.
+ */
+#define TIMELINE_DRAIN_NS (50 * 1000 * 1000ULL)
+
+static void timeline_drain(struct tracer *t, bool all)
+{
+	uint64_t now = now_ns();
+
+	if (!t->skel->bss->timeline_start_ns || (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
+		return;
+	memory_timeline__drain(&t->timeline, t->skel->bss->timeline, now, all);
+	t->timeline_drained_ns = now;
+}
+
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	int n = ring_buffer__poll(t->rb, timeout_ms), more;
@@ -550,7 +573,15 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	more = ring_buffer__consume(t->rb);
 	if (more < 0)
 		return more;
+	timeline_drain(t, false);
 	return n < 0 ? n : n + more;
+}
+
+const struct memory_timeline *tracer__timeline(struct tracer *t)
+{
+	timeline_drain(t, true);
+	t->timeline.overruns = t->skel->bss->timeline_overruns;
+	return &t->timeline;
 }
 
 void tracer__stop_holding(struct tracer *t)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "timeline.h"
 
 struct tracer;
 
@@ -86,6 +87,8 @@ const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
 /* Visit every tracked process that has not finished; returns how many. */
 int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
 		       void *ctx);
+/* The memory timeline, every bucket of the BPF ring taken (call once tracing is over); borrowed. */
+const struct memory_timeline *tracer__timeline(struct tracer *t);
 void tracer__destroy(struct tracer *t);
 /*
  * The same, without making the caller wait for the kernel: closing the last reference to a

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The memory timeline's bookkeeping (user/timeline.c) on buckets made here: what the drain takes
+ * from the BPF ring and frees, how buckets merge as a run outgrows them, and what the manifest
+ * gets. The timeline the real programs fill is checked against workloads in the report suite.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "timeline.h"
+
+#define MIB (1024ULL * 1024)
+#define FINE_NS (1ULL << UM_TIMELINE_SHIFT)
+#define START_NS 1000000000ULL
+
+/* A fine bucket as the BPF side leaves it after one RSS value. */
+static void put_rss(struct um_timeline_bucket *ring, uint64_t index, uint64_t bytes)
+{
+	struct um_timeline_bucket *b = &ring[index & (UM_TIMELINE_SLOTS - 1)];
+
+	if (!b->index || b->index != index) {
+		memset(b, 0, sizeof(*b));
+		b->index = index;
+	}
+	if (bytes > b->rss_max_bytes)
+		b->rss_max_bytes = bytes;
+	if (~bytes > b->rss_min_complement)
+		b->rss_min_complement = ~bytes;
+	b->rss_last_bytes = bytes;
+}
+
+static uint64_t at(json_t *timeline, const char *key, size_t i)
+{
+	json_t *v = json_array_get(json_object_get(timeline, key), i);
+
+	cr_assert(json_is_integer(v), "%s[%zu] is not a number", key, i);
+	return (uint64_t)json_integer_value(v);
+}
+
+static struct memory_timeline *new_timeline(void)
+{
+	struct memory_timeline *t = malloc(sizeof(*t));
+
+	cr_assert_not_null(t);
+	memory_timeline__init(t, START_NS);
+	return t;
+}
+
+Test(timeline, a_bucket_holds_the_value_it_started_with_and_a_quiet_one_carries_it)
+{
+	struct um_timeline_bucket *ring = calloc(UM_TIMELINE_SLOTS, sizeof(*ring));
+	struct memory_timeline *t = new_timeline();
+	json_t *j;
+
+	put_rss(ring, 1, 10 * MIB);
+	put_rss(ring, 1, 30 * MIB);
+	put_rss(ring, 1, 20 * MIB); /* bucket 0: 10..30, ends at 20 */
+	put_rss(ring, 4, 5 * MIB);  /* bucket 3: one change, from 20 down to 5 */
+	cr_assert_eq(memory_timeline__drain(t, ring, START_NS + 10 * FINE_NS, false), 2);
+	j = memory_timeline__json(t, START_NS - 500, START_NS + 6 * FINE_NS);
+	cr_expect_eq(json_integer_value(json_object_get(j, "start_ns")), 500);
+	cr_expect_eq(json_integer_value(json_object_get(j, "bucket_ns")), (json_int_t)FINE_NS);
+	cr_assert_eq(json_integer_value(json_object_get(j, "buckets")), 7, "up to the end of tracing");
+	cr_expect_eq(at(j, "rss_min_bytes", 0), 10 * MIB);
+	cr_expect_eq(at(j, "rss_max_bytes", 0), 30 * MIB);
+	for (size_t i = 1; i < 3; i++) {
+		cr_expect_eq(at(j, "rss_min_bytes", i), 20 * MIB, "no change: the last value holds");
+		cr_expect_eq(at(j, "rss_max_bytes", i), 20 * MIB);
+	}
+	cr_expect_eq(at(j, "rss_min_bytes", 3), 5 * MIB);
+	cr_expect_eq(at(j, "rss_max_bytes", 3), 20 * MIB, "the bucket began at the value before");
+	cr_expect_eq(at(j, "rss_max_bytes", 6), 5 * MIB);
+	cr_expect(json_is_null(json_object_get(j, "charge_min_bytes")), "no charge was read");
+	json_decref(j);
+	free(ring);
+	free(t);
+}
+
+Test(timeline, the_drain_takes_ended_buckets_and_frees_their_slots)
+{
+	struct um_timeline_bucket *ring = calloc(UM_TIMELINE_SLOTS, sizeof(*ring));
+	struct memory_timeline *t = new_timeline();
+
+	put_rss(ring, 1, MIB);
+	put_rss(ring, 2, 2 * MIB);
+	put_rss(ring, 3, 3 * MIB);
+	/* now in bucket 3 (index 4): buckets 2 (index 3) and 3 may still be written */
+	cr_expect_eq(memory_timeline__drain(t, ring, START_NS + 3 * FINE_NS + 5, false), 2);
+	cr_expect_eq(ring[1].index, 0, "taken slots are free for the ring's next round");
+	cr_expect_eq(ring[2].index, 0);
+	cr_expect_eq(ring[3].index, 3, "the bucket before the current one stays");
+	/* a late write into an ended bucket is taken by a later drain */
+	put_rss(ring, 2, 9 * MIB);
+	cr_expect_eq(memory_timeline__drain(t, ring, START_NS + 8 * FINE_NS, false), 2);
+	cr_expect_eq(t->spans[1].rss.max_bytes, 9 * MIB);
+	put_rss(ring, 9, 4 * MIB);
+	cr_expect_eq(memory_timeline__drain(t, ring, START_NS + 8 * FINE_NS + 1, true), 1,
+		     "at the end every bucket is taken, the current one too");
+	cr_expect_eq(t->used, 9);
+	free(ring);
+	free(t);
+}
+
+Test(timeline, a_long_run_merges_buckets_and_keeps_a_one_bucket_peak)
+{
+	struct um_timeline_bucket *ring = calloc(UM_TIMELINE_SLOTS, sizeof(*ring));
+	struct memory_timeline *t = new_timeline();
+	const uint64_t n = 20000, spike = 13777; /* ~21 s of 1 ms buckets; the spike ~1 ms */
+	uint64_t best = 0;
+	size_t best_at = 0, buckets;
+	json_t *j;
+
+	for (uint64_t i = 1; i <= n; i++) {
+		put_rss(ring, i, i == spike ? 1024 * MIB : 100 * MIB + (i % 7) * MIB);
+		/* the loader drains every 50 ms or so */
+		if (i % 50 == 0)
+			memory_timeline__drain(t, ring, START_NS + (i + 2) * FINE_NS, false);
+	}
+	memory_timeline__drain(t, ring, START_NS + (n + 2) * FINE_NS, true);
+	j = memory_timeline__json(t, START_NS, START_NS + n * FINE_NS);
+	buckets = json_integer_value(json_object_get(j, "buckets"));
+	cr_assert_leq(buckets, TIMELINE_BUCKETS, "bounded: %zu buckets", buckets);
+	cr_expect_gt(buckets, TIMELINE_BUCKETS / 2, "the width doubles only when needed");
+	for (size_t i = 0; i < buckets; i++)
+		if (at(j, "rss_max_bytes", i) > best) {
+			best = at(j, "rss_max_bytes", i);
+			best_at = i;
+		}
+	cr_expect_eq(best, 1024 * MIB, "the peak is kept at its full height");
+	cr_expect_eq(best_at, ((spike - 1) * FINE_NS) >> t->shift, "in the bucket of its time");
+	cr_expect_eq(at(j, "rss_min_bytes", buckets - 1), 100 * MIB + (n % 7) * MIB,
+		     "the last bucket ends at the last value");
+	json_decref(j);
+	free(ring);
+	free(t);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The memory timeline: fine buckets merged into a bounded one (see timeline.h). */
+#include <string.h>
+#include "timeline.h"
+
+void memory_timeline__init(struct memory_timeline *t, uint64_t start_ns)
+{
+	memset(t, 0, sizeof(*t));
+	t->start_ns = start_ns;
+	t->shift = UM_TIMELINE_SHIFT;
+}
+
+static void range_merge(struct timeline_range *into, const struct timeline_range *from)
+{
+	if (!from->last_index)
+		return;
+	if (!into->last_index) {
+		*into = *from;
+		return;
+	}
+	if (from->min_bytes < into->min_bytes)
+		into->min_bytes = from->min_bytes;
+	if (from->max_bytes > into->max_bytes)
+		into->max_bytes = from->max_bytes;
+	if (from->last_index > into->last_index) {
+		into->last_index = from->last_index;
+		into->last_bytes = from->last_bytes;
+	}
+}
+
+/* Neighbours merged in pairs: half as many buckets, each twice as wide. */
+static void halve(struct memory_timeline *t)
+{
+	for (size_t k = 0; k < TIMELINE_BUCKETS / 2; k++) {
+		struct timeline_span merged = t->spans[2 * k];
+
+		range_merge(&merged.rss, &t->spans[2 * k + 1].rss);
+		range_merge(&merged.charge, &t->spans[2 * k + 1].charge);
+		t->spans[k] = merged;
+	}
+	memset(&t->spans[TIMELINE_BUCKETS / 2], 0,
+	       sizeof(t->spans[0]) * (TIMELINE_BUCKETS - TIMELINE_BUCKETS / 2));
+	t->shift++;
+	t->used = (t->used + 1) / 2;
+}
+
+/* The bucket of an instant offset_ns after the start, the timeline widened until it fits. */
+static size_t bucket_of(struct memory_timeline *t, uint64_t offset_ns)
+{
+	while (t->shift < 63 && (offset_ns >> t->shift) >= TIMELINE_BUCKETS)
+		halve(t);
+	return offset_ns >> t->shift < TIMELINE_BUCKETS ? offset_ns >> t->shift : TIMELINE_BUCKETS - 1;
+}
+
+static struct timeline_range fine_range(uint64_t index, uint64_t max, uint64_t min_complement,
+					uint64_t last)
+{
+	struct timeline_range r = { 0 };
+
+	/* a complement of 0 is "no value": every value's complement is above it but ~UINT64_MAX */
+	if (!min_complement)
+		return r;
+	r.min_bytes = ~min_complement;
+	r.max_bytes = max;
+	r.last_bytes = last;
+	r.last_index = index;
+	return r;
+}
+
+void memory_timeline__add(struct memory_timeline *t, const struct um_timeline_bucket *fine)
+{
+	struct timeline_range rss, charge;
+	size_t k;
+
+	if (!fine->index)
+		return;
+	rss = fine_range(fine->index, fine->rss_max_bytes, fine->rss_min_complement,
+			 fine->rss_last_bytes);
+	charge = fine_range(fine->index, fine->charge_max_bytes, fine->charge_min_complement,
+			    fine->charge_last_bytes);
+	if (!rss.last_index && !charge.last_index)
+		return;
+	k = bucket_of(t, (fine->index - 1) << UM_TIMELINE_SHIFT);
+	range_merge(&t->spans[k].rss, &rss);
+	range_merge(&t->spans[k].charge, &charge);
+	if (k + 1 > t->used)
+		t->used = k + 1;
+}
+
+/*
+ * Buckets written this long ago may still be taken from their slot by a drain: a CPU that read
+ * the clock before an interrupt or preemption writes into a bucket that has ended.
+ */
+#define LATE_WRITES_BUCKETS 64
+
+/* Take one slot: copy it, then free it for the ring's next round (the index last). */
+static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot)
+{
+	struct um_timeline_bucket copy;
+
+	copy.index = __atomic_load_n(&slot->index, __ATOMIC_ACQUIRE);
+	copy.rss_max_bytes = __atomic_load_n(&slot->rss_max_bytes, __ATOMIC_RELAXED);
+	copy.rss_min_complement = __atomic_load_n(&slot->rss_min_complement, __ATOMIC_RELAXED);
+	copy.rss_last_bytes = __atomic_load_n(&slot->rss_last_bytes, __ATOMIC_RELAXED);
+	copy.charge_max_bytes = __atomic_load_n(&slot->charge_max_bytes, __ATOMIC_RELAXED);
+	copy.charge_min_complement = __atomic_load_n(&slot->charge_min_complement, __ATOMIC_RELAXED);
+	copy.charge_last_bytes = __atomic_load_n(&slot->charge_last_bytes, __ATOMIC_RELAXED);
+	memory_timeline__add(t, &copy);
+	__atomic_store_n(&slot->rss_max_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->rss_min_complement, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->rss_last_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->charge_max_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->charge_min_complement, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->charge_last_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->index, 0, __ATOMIC_RELEASE);
+}
+
+size_t memory_timeline__drain(struct memory_timeline *t, struct um_timeline_bucket *ring,
+			      uint64_t now_ns, bool all)
+{
+	uint64_t now_index, from, to;
+	size_t taken = 0;
+
+	if (all) {
+		for (size_t i = 0; i < UM_TIMELINE_SLOTS; i++)
+			if (__atomic_load_n(&ring[i].index, __ATOMIC_ACQUIRE)) {
+				take_slot(t, &ring[i]);
+				taken++;
+			}
+		return taken;
+	}
+	if (now_ns < t->start_ns)
+		return 0;
+	now_index = ((now_ns - t->start_ns) >> UM_TIMELINE_SHIFT) + 1;
+	/* the bucket filling now and the one before it may still be written */
+	if (now_index < 3)
+		return 0;
+	to = now_index - 2;
+	from = t->next_index > LATE_WRITES_BUCKETS ? t->next_index - LATE_WRITES_BUCKETS : 1;
+	if (to >= UM_TIMELINE_SLOTS && from < to - UM_TIMELINE_SLOTS + 1)
+		from = to - UM_TIMELINE_SLOTS + 1;
+	for (uint64_t i = from; i <= to; i++) {
+		struct um_timeline_bucket *slot = &ring[i & (UM_TIMELINE_SLOTS - 1)];
+		uint64_t index = __atomic_load_n(&slot->index, __ATOMIC_ACQUIRE);
+
+		if (index && index <= to) {
+			take_slot(t, slot);
+			taken++;
+		}
+	}
+	t->next_index = to + 1;
+	return taken;
+}
+
+/*
+ * One figure's lowest and highest per bucket. The value at a bucket's start is the one the bucket
+ * before ended with, so it belongs to the bucket's range too; a bucket without a change holds it.
+ * Returns whether any value was seen.
+ */
+static bool range_arrays(const struct memory_timeline *t, size_t n, bool charge, json_t *mins,
+			 json_t *maxs)
+{
+	bool known = false;
+	uint64_t carried = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct timeline_range *r = charge ? &t->spans[i].charge : &t->spans[i].rss;
+		uint64_t lo = carried, hi = carried;
+
+		if (r->last_index) {
+			if (!known || r->min_bytes < lo)
+				lo = r->min_bytes;
+			if (!known || r->max_bytes > hi)
+				hi = r->max_bytes;
+			carried = r->last_bytes;
+			known = true;
+		} else if (!known) {
+			json_array_append_new(mins, json_null());
+			json_array_append_new(maxs, json_null());
+			continue;
+		}
+		json_array_append_new(mins, json_integer((json_int_t)lo));
+		json_array_append_new(maxs, json_integer((json_int_t)hi));
+	}
+	return known;
+}
+
+json_t *memory_timeline__json(const struct memory_timeline *t, uint64_t origin_ns, uint64_t end_ns)
+{
+	size_t n = t->used;
+	json_t *o, *rss_min = json_array(), *rss_max = json_array(), *charge_min = json_array(),
+		  *charge_max = json_array();
+	bool charge_known;
+
+	/* the line runs on to the end of tracing: nothing changed after the last bucket */
+	if (end_ns > t->start_ns && ((end_ns - t->start_ns) >> t->shift) + 1 > n)
+		n = ((end_ns - t->start_ns) >> t->shift) + 1;
+	if (n > TIMELINE_BUCKETS)
+		n = TIMELINE_BUCKETS;
+	range_arrays(t, n, false, rss_min, rss_max);
+	charge_known = range_arrays(t, n, true, charge_min, charge_max);
+	if (!charge_known) {
+		json_decref(charge_min);
+		json_decref(charge_max);
+		charge_min = json_null();
+		charge_max = json_null();
+	}
+	o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I}", "start_ns",
+		      (json_int_t)((int64_t)t->start_ns - (int64_t)origin_ns), "bucket_ns",
+		      (json_int_t)(1ULL << t->shift), "buckets", (json_int_t)n, "rss_min_bytes", rss_min,
+		      "rss_max_bytes", rss_max, "charge_min_bytes", charge_min, "charge_max_bytes",
+		      charge_max, "overruns", (json_int_t)t->overruns);
+	return o;
+}
