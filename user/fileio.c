@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "fileio.h"
+#include "log.h"
 
 /* /proc files report size 0, so read until EOF instead of trusting stat. */
 char *um_read_text(const char *path)
@@ -60,4 +61,25 @@ char *um_read_text_at(const char *root, const char *path)
 		return NULL;
 	}
 	return um_read_text(full);
+}
+
+FILE *um_create_output(const char *path, uid_t uid, gid_t gid)
+{
+	/* O_NOFOLLOW: a symlink planted in a shared directory must not redirect a root write */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	um_hand_over(fd, path, uid, gid);
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+void um_hand_over(int fd, const char *path, uid_t uid, gid_t gid)
+{
+	if (geteuid() == 0 && uid != 0 && fchown(fd, uid, gid))
+		um_warn("cannot hand %s to uid %u: %s", path, uid, strerror(errno));
 }

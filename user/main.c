@@ -6,10 +6,10 @@
 #include <string.h>
 #include <jansson.h>
 #include "cli.h"
+#include "fileio.h"
 #include "hw.h"
 #include "project.h"
 #include "log.h"
-#include "report.h"
 #include "session.h"
 #include "summary.h"
 #include "tracer.h"

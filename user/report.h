@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What a trace produced, as it arrives: the process table, every finished unit (appended to the
- * JSON Lines stream and flushed at once, so a killed run keeps it), and at the end the manifest
- * and the human tables.
+ * What a trace produced, as it arrives: the process table and every finished unit (a progress
+ * line, progress.h; a line of the units stream, units_stream.h, flushed at once so a killed run
+ * keeps it). At the end the report is written out as the manifest (manifest.h) and the human
+ * tables (tables.h).
  */
 #ifndef UM_REPORT_H
 #define UM_REPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 #include <jansson.h>
 #include "spec.h"
@@ -48,16 +48,13 @@ struct memcg;
 /* The memory cgroup whose charge was read (copied). */
 void report__set_memcg(struct report *r, const struct memcg *m);
 void report__set_counters(struct report *r, const struct tracer_counters *c);
-/* Push the units stream to the file: after each batch of records, so a kill loses nothing. */
+/*
+ * Push the units stream to the file: after each batch of records, so a kill loses nothing; and
+ * count the progress lines the batch did not show. Returns report__stream_error.
+ */
 int report__flush(struct report *r);
 /* Any JSONL write error so far (0 or a negative errno). */
 int report__stream_error(const struct report *r);
-/* Build the manifest and write it to path, atomically (temp file + rename). */
-int report__write_manifest(struct report *r, const char *path);
-void report__print_tables(const struct report *r, FILE *out);
 void report__free(struct report *r);
-
-/* Open path for writing without following a planted symlink, owned by uid/gid. */
-FILE *um_create_output(const char *path, uid_t uid, gid_t gid);
 
 #endif

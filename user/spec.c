@@ -228,3 +228,10 @@ void unit_spec_free(struct unit_spec *spec)
 	free(spec->qualname);
 	spec->path = spec->symbol = spec->module = spec->qualname = NULL;
 }
+
+const char *unit_spec_label(const char *text)
+{
+	const char *slash = text ? strrchr(text, '/') : NULL;
+
+	return !text ? "?" : slash ? slash + 1 : text;
+}

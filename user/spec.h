@@ -26,6 +26,11 @@ struct unit_spec {
 int unit_spec_resolve(struct unit_spec *spec, const char *text, const char *default_exe,
 		      char *why, size_t whylen);
 void unit_spec_free(struct unit_spec *spec);
+/*
+ * A spec as short as a table column wants it: "/usr/lib/libfit.so:fit" -> "libfit.so:fit";
+ * "?" for NULL (a unit whose spec index is not one of the run's).
+ */
+const char *unit_spec_label(const char *text);
 /* The part after "python:": [MODULE:]QUALNAME, each a dotted name of identifiers. */
 int python_spec_parse(struct unit_spec *spec, const char *rest, char *why, size_t whylen);
 
