@@ -34,6 +34,7 @@ enum {
 	OPT_MAX_TIME,
 	OPT_PARTITION,
 	OPT_FORMAT,
+	OPT_REPORT,
 };
 
 static const char usage_text[] =
@@ -50,6 +51,7 @@ static const char usage_text[] =
 	"           chosen, a trial load and attach\n"
 	"  summary  summarise the units of one or more runs (manifests or .units.jsonl)\n"
 	"  project  project a SLURM request (#SBATCH header) for the full run from a calibration\n"
+	"  report   one HTML page of runs: the units' spread, processes and memory over time\n"
 	"\n"
 	"'unitmeter COMMAND --help' explains each one.\n";
 
@@ -63,6 +65,8 @@ static const char usage_text[] =
 	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \
 	  "the manifest, run.json -> run.units.jsonl", 0 },                                     \
 	{ "quiet", 'q', NULL, 0, "No progress line per finished unit", 0 },                    \
+	{ "report", OPT_REPORT, "FILE", 0,                                                     \
+	  "Also write the HTML report of the run to FILE (as unitmeter report does)", 0 },     \
 	{ "verbose", 'v', NULL, 0, "Say what is being done, and at the end each phase's time "   \
 	  "(set-up, open, load, attach, the command, drain, write, detach); twice: libbpf's "   \
 	  "debug output too; three times: the verifier's statistics of every program", 0 },    \
@@ -120,6 +124,20 @@ static const struct argp_option project_options[] = {
 	{ "partition", OPT_PARTITION, "P", 0, "Add #SBATCH --partition=P", 0 },
 	{ "format", OPT_FORMAT, "sbatch|json", 0,
 	  "An #SBATCH header (default), or the same figures with their inputs as JSON", 0 },
+	{ 0 },
+};
+
+/* project's options without --units being required, and -o for the page */
+static const struct argp_option report_options[] = {
+	{ "output", 'o', "FILE", 0, "The page. Default: unitmeter-report.html", 0 },
+	{ "units", OPT_UNITS, "N", 0,
+	  "Add the SLURM request of a full run of N units, as unitmeter project computes it", 0 },
+	{ "tasks", OPT_TASKS, "K", 0, "With --units: spread them over K array tasks", 0 },
+	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0, "With --units: or M units per array task", 0 },
+	{ "margin", OPT_MARGIN, "F", 0, "With --units: the margin (default 1.25)", 0 },
+	{ "time-stat", OPT_TIME_STAT, "p90|max", 0, "With --units: as for project", 0 },
+	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0, "With --units: as for project", 0 },
+	{ "partition", OPT_PARTITION, "P", 0, "With --units: add #SBATCH --partition=P", 0 },
 	{ 0 },
 };
 
@@ -205,6 +223,9 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'q':
 		o->quiet = true;
+		break;
+	case OPT_REPORT:
+		o->report = arg;
 		break;
 	case 'v':
 		um_verbosity++;
@@ -340,6 +361,9 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		quiet_argp_hints(state);
 		break;
+	case 'o': /* report */
+		o->output = arg;
+		break;
 	case OPT_UNITS:
 		p->units_total = parse_count(state, "--units", arg);
 		break;
@@ -384,10 +408,14 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		o->inputs[o->n_inputs++] = arg;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one calibration manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest or .units.jsonl file");
 		break;
 	case ARGP_KEY_END:
-		if (!p->units_total)
+		if (!p->units_total && o->command == UM_CMD_REPORT &&
+		    (p->tasks || p->units_per_task || p->max_time_s || p->partition))
+			cli_fail(state, "--tasks, --units-per-task, --max-time and --partition shape the "
+				   "request of --units N: give --units too");
+		if (!p->units_total && o->command == UM_CMD_PROJECT)
 			cli_fail(state, "--units N is required: how many units the full run has");
 		if (p->tasks && p->units_per_task)
 			cli_fail(state, "--tasks and --units-per-task both set the split: give one");
@@ -478,6 +506,24 @@ static const struct argp project_argp = {
 	0, 0, 0,
 };
 
+static const struct argp report_argp = {
+	report_options, parse_project_opt, "FILE...",
+	"Write one HTML page of run manifests and units streams (several are merged, as summary "
+	"does): each run (command, hardware, totals, warnings), how the units' wall, CPU, cores, "
+	"peak RSS and peak charge spread (median and p90 marked), one lane per process with its "
+	"units over time, the group's memory over time (every change, so no spike is missed), the "
+	"per-unit table (click a column to sort) and, with --units, the projected SLURM request. "
+	"The page fetches nothing: copy it off the node and open it anywhere.\v"
+	"EXAMPLES:\n"
+	"  unitmeter report calib.json -o calib.html\n"
+	"  unitmeter report calib.json --units 5000 --tasks 50 -o calib.html\n"
+	"      with the request of a 5000-fit job array in 50 tasks\n"
+	"  unitmeter report out/task-*.units.jsonl\n"
+	"      units streams alone: no timeline (it is in the run manifest)\n"
+	"  sudo unitmeter run --unit fit_unit -o calib.json --report calib.html -- ./fit_demo\n",
+	0, 0, 0,
+};
+
 int um_parse_args(int argc, char **argv, struct um_options *o)
 {
 	const struct argp *argp;
@@ -518,8 +564,13 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 		o->command = UM_CMD_PROJECT;
 		o->project.margin = 1.25;
 		argp = &project_argp;
+	} else if (!strcmp(cmd, "report")) {
+		o->command = UM_CMD_REPORT;
+		o->project.margin = 1.25;
+		argp = &report_argp;
 	} else {
-		um_err("unknown command '%s': use run, attach, hw, check, summary or project (unitmeter --help)", cmd);
+		um_err("unknown command '%s': use run, attach, hw, check, summary, project or report "
+		       "(unitmeter --help)", cmd);
 		return 2;
 	}
 	/* argp names the program in its messages: "unitmeter run: ..." */

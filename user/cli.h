@@ -16,12 +16,14 @@ enum um_command {
 	UM_CMD_CHECK,
 	UM_CMD_SUMMARY,
 	UM_CMD_PROJECT,
+	UM_CMD_REPORT,
 };
 
 struct um_options {
 	enum um_command command;
 	const char *output;      /* -o */
 	const char *units_jsonl; /* --units-jsonl; NULL: beside the manifest */
+	const char *report;      /* run, attach --report: the HTML page; NULL: none */
 	const char *specs[UM_MAX_SPECS];
 	size_t n_specs;
 	bool as_root;
@@ -36,7 +38,7 @@ struct um_options {
 	double duration_s; /* attach --duration; 0: until the process exits */
 	unsigned long ring_kib;
 	char **command_argv; /* run: CMD [ARG...] */
-	char **inputs;       /* summary: files; project: files, a list to free */
+	char **inputs;       /* summary: files; project, report: files, a list to free */
 	int n_inputs;
 	struct project_options project;
 	bool project_json; /* project --format json */

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "hw.h"
+#include "html.h"
 #include "project.h"
 #include "log.h"
 #include "session.h"
@@ -93,6 +94,24 @@ out:
 	return rc;
 }
 
+static int cmd_report(const struct um_options *o)
+{
+	struct html_request req = {
+		.files = (const char *const *)o->inputs,
+		.n_files = (size_t)o->n_inputs,
+		.output = o->output ? o->output : "unitmeter-report.html",
+		.project = o->project.units_total ? &o->project : NULL,
+	};
+	char err[1024];
+
+	if (html_report_write(&req, err, sizeof(err))) {
+		um_err("%s", err);
+		return 2;
+	}
+	fprintf(stderr, "report: %s\n", req.output);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct um_options opts;
@@ -113,6 +132,10 @@ int main(int argc, char **argv)
 		return cmd_summary(&opts);
 	case UM_CMD_PROJECT:
 		rc = cmd_project(&opts);
+		free(opts.inputs);
+		return rc;
+	case UM_CMD_REPORT:
+		rc = cmd_report(&opts);
 		free(opts.inputs);
 		return rc;
 	}

@@ -11,12 +11,12 @@
 #include <unistd.h>
 #include "fileio.h"
 #include "manifest.h"
+#include "version.h"
 #include "report_internal.h"
 #include "summary.h"
 #include "unit_record.h"
 
 #define UM_SCHEMA "unitmeter.run/1"
-#define UM_VERSION "0.1.0"
 
 /* wait(2) status -> {"exit_status": n|null, "exit_signal": n|null} members of obj */
 static void set_exit_fields(json_t *obj, bool known, int status)
@@ -70,10 +70,13 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
 			json_object_set_new(o, figures[k], json_null());
 		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
+		json_object_set_new(o, "end_ns", json_null());
 		set_exit_fields(o, waited, r->wait_status);
 		return o;
 	}
 	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
+	json_object_set_new(o, "end_ns", p->finished ? json_integer((json_int_t)(p->end_ns > r->t0_ns ?
+				p->end_ns - r->t0_ns : 0)) : json_null());
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
 	set_exit_fields(o, p->finished, p->exit_code);
 	return o;
@@ -102,6 +105,20 @@ static void charge_json(const struct report *r, json_t *run)
 			    json_pack("{s:s?, s:o, s:b, s:s?}", "cgroup", m->id ? m->name : NULL,
 				      "cgroup_version", m->id ? json_integer(m->version) : json_null(),
 				      "made_for_run", m->made_for_run, "note", note));
+}
+
+/* When the command was released, as ISO 8601 UTC to the millisecond; null when not known. */
+static json_t *started_at(const struct report *r)
+{
+	char text[64];
+	struct tm tm;
+
+	if (!r->t0_realtime.tv_sec || !gmtime_r(&r->t0_realtime.tv_sec, &tm))
+		return json_null();
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), ".%03ldZ",
+		 r->t0_realtime.tv_nsec / 1000000);
+	return json_string(text);
 }
 
 static json_t *run_json(const struct report *r)
@@ -149,6 +166,9 @@ static json_t *run_json(const struct report *r)
 				      "thread_rss_caches", r->counters.thread_rss_caches,
 				      "lock_timeouts", (json_int_t)r->counters.lock_timeouts));
 	charge_json(r, run);
+	json_object_set_new(run, "started_at", started_at(r));
+	json_object_set_new(run, "memory_timeline", r->timeline ?
+			    memory_timeline__json(r->timeline, r->t0_ns, r->stop_ns) : json_null());
 	json_object_set_new(run, "per_process", table);
 	return run;
 }

@@ -40,7 +40,24 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 
 void report__set_origin(struct report *r, uint64_t t0_ns)
 {
+	struct timespec mono, real;
+
 	r->t0_ns = t0_ns;
+	/* the wall clock of the same instant, for a person reading when the run was */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	{
+		int64_t since = (int64_t)mono.tv_sec * 1000000000LL + mono.tv_nsec - (int64_t)t0_ns;
+		int64_t at = (int64_t)real.tv_sec * 1000000000LL + real.tv_nsec - since;
+
+		r->t0_realtime.tv_sec = at / 1000000000LL;
+		r->t0_realtime.tv_nsec = at % 1000000000LL;
+	}
+}
+
+void report__set_timeline(struct report *r, const struct memory_timeline *t)
+{
+	r->timeline = t;
 }
 
 void report__set_stop(struct report *r, uint64_t stop_ns)

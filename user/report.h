@@ -31,6 +31,8 @@ struct report_config {
 struct report *report__new(const struct report_config *cfg, char *err, size_t errlen);
 /* The clock origin of start_ns and wall figures: when the command was released (CLOCK_MONOTONIC). */
 void report__set_origin(struct report *r, uint64_t t0_ns);
+/* The run's memory timeline (tracer__timeline), borrowed until the manifest is written. */
+void report__set_timeline(struct report *r, const struct memory_timeline *t);
 /* When tracing stopped: the end of the wall time of a root that is still running (attach). */
 void report__set_stop(struct report *r, uint64_t stop_ns);
 void report__add_root(struct report *r, pid_t pid, pid_t ppid, const char *comm);

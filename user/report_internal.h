@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
 #include "memcg.h"
@@ -38,6 +39,8 @@ struct report {
 	struct progress progress;
 	struct units_stream *stream; /* NULL: no stream */
 	uint64_t t0_ns, stop_ns;
+	struct timespec t0_realtime; /* the wall clock at t0_ns: the run's started_at */
+	const struct memory_timeline *timeline; /* borrowed from the tracer; NULL: none */
 	bool have_exit;
 	int wait_status;
 	json_t *hardware;

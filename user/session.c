@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "fileio.h"
 #include "hw.h"
+#include "html.h"
 #include "launch.h"
 #include "log.h"
 #include "manifest.h"
@@ -282,6 +283,7 @@ static int session_finish(struct session *s)
 	report__set_memcg(s->report, &s->memcg);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
 	report__set_stop(s->report, monotonic_ns());
+	report__set_timeline(s->report, tracer__timeline(s->tracer));
 	if (s->have_python)
 		python_units__merge_reports(&s->python, report__hardware(s->report));
 	err = report__write_manifest(s->report, s->manifest);
@@ -300,6 +302,20 @@ static int session_finish(struct session *s)
 		return err;
 	}
 	fprintf(stderr, "manifest: %s\nunits:    %s\n", s->manifest, s->units_path);
+	if (s->opts->report) {
+		const char *files[] = { s->manifest };
+		struct html_request req = { .files = files, .n_files = 1, .output = s->opts->report,
+					    .owner_uid = s->rcfg.owner_uid,
+					    .owner_gid = s->rcfg.owner_gid };
+		char why[1024];
+
+		/* the measurements are safe in the manifest: a page that fails is said, not fatal */
+		if (html_report_write(&req, why, sizeof(why)))
+			um_warn("%s (unitmeter report %s -o %s makes it again)", why, s->manifest,
+				s->opts->report);
+		else
+			fprintf(stderr, "report:   %s\n", s->opts->report);
+	}
 	if (report__stream_error(s->report))
 		return report__stream_error(s->report);
 	return 0;
