@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The memory timeline's bookkeeping (user/timeline.c) on buckets made here: what the drain takes
- * from the BPF ring and frees, how buckets merge as a run outgrows them, and what the manifest
- * gets. The timeline the real programs fill is checked against workloads in the report suite.
+ * The memory timeline: its bookkeeping (user/timeline.c) on buckets made here (what the drain
+ * takes from the BPF ring and frees, how buckets merge as a run outgrows them, what the manifest
+ * gets), then the timeline the real programs fill, against workloads whose spikes are known.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include "helpers.h"
 #include "timeline.h"
+
+TestSuite(timeline, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
 #define MIB (1024ULL * 1024)
 #define FINE_NS (1ULL << UM_TIMELINE_SHIFT)
@@ -128,9 +131,82 @@ Test(timeline, a_long_run_merges_buckets_and_keeps_a_one_bucket_peak)
 		}
 	cr_expect_eq(best, 1024 * MIB, "the peak is kept at its full height");
 	cr_expect_eq(best_at, ((spike - 1) * FINE_NS) >> t->shift, "in the bucket of its time");
-	cr_expect_eq(at(j, "rss_min_bytes", buckets - 1), 100 * MIB + (n % 7) * MIB,
-		     "the last bucket ends at the last value");
+	cr_expect_eq(at(j, "rss_max_bytes", buckets - 1), 100 * MIB + (n % 7) * MIB,
+		     "the line runs on to the end at the last value");
 	json_decref(j);
 	free(ring);
 	free(t);
+}
+
+/*
+ * The highest of a manifest's timeline, and how often it fell below low after a bucket that
+ * stayed above high (spikes that outlast a bucket, with lows between them).
+ */
+static double timeline_peak(const json_t *tl, double high, double low, int *falls)
+{
+	const json_t *mins = jget(tl, "rss_min_bytes"), *maxs = jget(tl, "rss_max_bytes");
+	double peak = 0;
+	bool was_high = false;
+
+	*falls = 0;
+	for (size_t i = 0; i < json_array_size(maxs); i++) {
+		double hi = json_number_value(json_array_get(maxs, i));
+		double lo = json_number_value(json_array_get(mins, i));
+
+		peak = hi > peak ? hi : peak;
+		if (!json_is_number(json_array_get(mins, i)))
+			continue;
+		/* a bucket's range holds the value it began with, so only a bucket high all through
+		 * says the spike stood, and only the first low one after it is its fall */
+		if (lo >= high)
+			was_high = true;
+		else if (was_high && lo <= low) {
+			(*falls)++;
+			was_high = false;
+		}
+	}
+	return peak;
+}
+
+static void check_spikes(const char *mib, const char *hold_ms, const char *repeat)
+{
+	const char *args[] = { "run", "-q", "--", workload("spike"), "--mib", mib, "--hold-ms",
+			       hold_ms, "--repeat", repeat, NULL };
+	struct um_result r;
+	json_t *run, *tl;
+	double spike, base, peak;
+	int falls;
+
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(r.truth, "no truth line: %s", r.out);
+	run = jget(r.manifest, "run");
+	tl = jget(run, "memory_timeline");
+	cr_assert(json_is_object(tl), "no memory_timeline in the manifest");
+	cr_expect_eq(jnum(tl, "overruns"), 0, "the loader kept up with the ring");
+	cr_expect_leq(jnum(tl, "buckets"), TIMELINE_BUCKETS);
+	spike = jnum(r.truth, "spike_bytes");
+	base = jnum(r.truth, "baseline_rss_bytes");
+	peak = timeline_peak(tl, base + 0.9 * spike, base + 0.5 * spike, &falls);
+	/* every change was seen: the timeline's top is the run's exact peak, not a sample of it */
+	cr_expect_eq(peak, jnum(run, "peak_rss_bytes"), "timeline top %.0f, run peak %.0f", peak,
+		     jnum(run, "peak_rss_bytes"));
+	cr_expect(within(peak, jnum(r.truth, "peak_rss_bytes"), 0.02, 0),
+		  "timeline top %.1f MiB, the workload held %.1f MiB", peak / MIB_F,
+		  jnum(r.truth, "peak_rss_bytes") / MIB_F);
+	cr_expect_eq(falls, atoi(repeat), "each of the %s spikes rose and fell in the timeline: %d seen",
+		     repeat, falls);
+	um_result_free(&r);
+}
+
+Test(timeline, spikes_of_two_ms_at_full_height_each)
+{
+	check_spikes("64", "2", "3");
+}
+
+/* ~4 s of spikes: more than the BPF ring holds (4096 buckets of ~1 ms), so the loader's drains
+ * must keep up, and the timeline merges its buckets as it grows */
+Test(timeline, a_run_longer_than_the_ring_keeps_every_spike)
+{
+	check_spikes("32", "25", "120");
 }

@@ -459,9 +459,14 @@ static void cell(FILE *out, const json_t *u, const char *key, enum value_kind ki
 		fprintf(out, "<td data-v=\"%.17g\">%s</td>", json_number_value(v), text);
 }
 
+struct table_row {
+	double wall_s;
+	const json_t *unit;
+};
+
 static int by_wall_desc(const void *a, const void *b)
 {
-	double x = num(*(json_t *const *)a, "wall_s", 0), y = num(*(json_t *const *)b, "wall_s", 0);
+	double x = ((const struct table_row *)a)->wall_s, y = ((const struct table_row *)b)->wall_s;
 
 	return (x < y) - (x > y);
 }
@@ -470,15 +475,17 @@ static void section_table(struct page *pg)
 {
 	FILE *out = pg->out;
 	size_t n = json_array_size(pg->units), shown = n, i;
-	json_t **rows = malloc((n ? n : 1) * sizeof(*rows));
+	struct table_row *rows = malloc((n ? n : 1) * sizeof(*rows));
 
 	fputs("<section id=\"units\"><h2>Units</h2>", out);
 	if (!rows) {
 		fputs("<p class=\"why\">Out of memory.</p></section>\n", out);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		rows[i] = json_array_get(pg->units, i);
+	for (i = 0; i < n; i++) {
+		rows[i].unit = json_array_get(pg->units, i);
+		rows[i].wall_s = num(rows[i].unit, "wall_s", 0);
+	}
 	if (n > HTML_TABLE_ROWS) {
 		qsort(rows, n, sizeof(*rows), by_wall_desc);
 		shown = HTML_TABLE_ROWS;
@@ -492,7 +499,7 @@ static void section_table(struct page *pg)
 	      "<th>RSS rise</th><th>peak charge</th><th>written</th><th class=\"text\">status</th>"
 	      "</tr></thead><tbody>", out);
 	for (i = 0; i < shown; i++) {
-		const json_t *u = rows[i];
+		const json_t *u = rows[i].unit;
 		const json_t *start = json_object_get(u, "start_ns");
 
 		fputs("<tr>", out);

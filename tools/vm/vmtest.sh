@@ -17,7 +17,7 @@ cells=${*:-$default_cells}
 # and pools
 python_tests="debian_numpy_array_peak|pyenv_313_bytearray_peak|counts_recursion_and_exceptions_debian"
 python_tests="$python_tests|pool_fork|pool_spawn|process_pool_executor|other_calls_are_not_units"
-filter=${VMTEST_FILTER:-@(run/*|units/*|charge/*|python/@($python_tests))}
+filter=${VMTEST_FILTER:-@(run/*|units/*|charge/*|timeline/*|python/@($python_tests))}
 jobs=${VMTEST_JOBS:-2}
 out=${VMTEST_OUT:-/var/tmp/unitmeter-vm/results}
 : "${TEST_BIN:?TEST_BIN (the Criterion binary) must be set: run make vmtest}"
