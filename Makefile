@@ -65,7 +65,8 @@ $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
+		$(OUTPUT)/screenshots:
 	$(Q)mkdir -p $@
 
 # The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
@@ -154,7 +155,7 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
-	slurm-wlm munge libslurm-dev
+	slurm-wlm munge libslurm-dev chromium
 
 .PHONY: deps tracefs
 # Install those of the named Debian packages that are missing; nothing when all are there.
@@ -175,7 +176,8 @@ tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
 .PHONY: build-test
-build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO) $(SPANK)
+build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO) $(SPANK) \
+	| $(OUTPUT)/screenshots
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
 # the integration tests which builds to run; SPANK_PLUGIN and SLURM_TOOLS serve the SLURM tests.
@@ -186,6 +188,7 @@ test: deps tracefs
 		UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
 		SPANK_PLUGIN=$(abspath $(SPANK)) SLURM_TOOLS=$(abspath tools/slurm) \
+		BROWSER_CHECK=$(abspath tools/browser-check) SCREENSHOT_DIR=$(abspath $(OUTPUT)/screenshots) \
 		tools/run-tests.sh $(TEST_BIN)
 	@# the fuzz harnesses replay their corpus: already sanitized, so once, in the plain build
 	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory fuzz-corpus

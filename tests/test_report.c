@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `unitmeter report`: the page's figures are the manifest's; the page renders in a real browser
+ * (Debian's chromium, headless, through tools/browser-check) with no console error, its charts
+ * there, and a screenshot for a person to look at; a units stream alone gives a page that says
+ * why it has no timeline; a 100,000-unit stream gives a small page.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "helpers.h"
+#include "summary.h"
+
+TestSuite(report, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
+
+static const char *browser_check(void)
+{
+	const char *v = getenv("BROWSER_CHECK");
+
+	return v && *v ? v : "tools/browser-check";
+}
+
+/* Where screenshots go for a person to look at: kept after the suite. */
+static const char *screenshot_dir(void)
+{
+	const char *v = getenv("SCREENSHOT_DIR");
+
+	return v && *v ? v : "/tmp";
+}
+
+/* The demo traced with a page beside its manifest (the test's own directory, removed by free). */
+static void demo_with_page(struct um_result *r, char *page, size_t len)
+{
+	const char *demo = getenv("DEMO") ? getenv("DEMO") : ".output/demo/fit_demo";
+	char fits[160];
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", demo, fits, NULL };
+	const char *report[] = { "report", r->manifest_path, "-o", page, NULL };
+	struct um_result rep;
+
+	snprintf(fits, sizeof(fits), "/tmp/um-report-fits-%d", getpid());
+	um_run(r, true, args);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	snprintf(page, len, "%s/report.html", r->dir);
+	report[1] = r->manifest_path;
+	um_run(&rep, false, report);
+	cr_assert_eq(rep.status, 0, "unitmeter report failed: %s", rep.err);
+	um_result_free(&rep);
+	snprintf(fits, sizeof(fits), "rm -rf /tmp/um-report-fits-%d", getpid());
+	cr_assert_eq(system(fits), 0);
+}
+
+/* The number in the data-v attribute of the first cell after marker; NAN when none. */
+static double value_after(const char *html, const char *marker)
+{
+	const char *at = strstr(html, marker);
+
+	at = at ? strstr(at, "data-v=\"") : NULL;
+	return at ? strtod(at + strlen("data-v=\""), NULL) : NAN;
+}
+
+/* The data-value of a distribution's statistic: <figure id="dist-KEY"> ... data-stat="STAT". */
+static double stat_of(const char *html, const char *key, const char *stat)
+{
+	char marker[96];
+	const char *at;
+
+	snprintf(marker, sizeof(marker), "id=\"dist-%s\"", key);
+	at = strstr(html, marker);
+	cr_assert_not_null(at, "no distribution of %s", key);
+	snprintf(marker, sizeof(marker), "data-stat=\"%s\" data-value=\"", stat);
+	at = strstr(at, marker);
+	cr_assert_not_null(at, "no %s in the distribution of %s", stat, key);
+	return strtod(at + strlen(marker), NULL);
+}
+
+static size_t count_of(const char *html, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *at = html; (at = strstr(at, needle)); at += strlen(needle))
+		n++;
+	return n;
+}
+
+Test(report, page_figures_are_the_manifest_s)
+{
+	static const char *const totals[] = { "wall_s", "cpu_s", "peak_rss_bytes",
+					      "peak_charge_bytes", "output_bytes" };
+	struct um_result r;
+	char page[160], marker[96];
+	json_t *run, *units, *u;
+	double walls[64], peak_top;
+	char *html;
+	size_t i, n;
+
+	demo_with_page(&r, page, sizeof(page));
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	run = jget(r.manifest, "run");
+	for (i = 0; i < sizeof(totals) / sizeof(totals[0]); i++) {
+		snprintf(marker, sizeof(marker), "<tr data-key=\"%s\">", totals[i]);
+		cr_expect_eq(value_after(html, marker), jnum(run, totals[i]), "%s: page %.17g, manifest %.17g",
+			     totals[i], value_after(html, marker), jnum(run, totals[i]));
+	}
+	units = jget(r.manifest, "units");
+	n = json_array_size(units);
+	cr_assert(n > 0 && n <= 64);
+	cr_expect_eq(count_of(html, "<tr><td data-v="), n, "one table row per unit");
+	json_array_foreach(units, i, u) {
+		walls[i] = jnum(u, "wall_s");
+		snprintf(marker, sizeof(marker), "<tr><td data-v=\"%zu\">", i);
+		/* index, pid, function, start, wall, cpu, cores, then the peak */
+		cr_expect_not_null(strstr(html, marker), "no row of unit %zu", i);
+	}
+	/* the marks are the figures summary and project compute */
+	cr_expect_float_eq(stat_of(html, "wall_s", "median"), um_percentile(walls, n, 50), 1e-12);
+	cr_expect_float_eq(stat_of(html, "wall_s", "p90"), um_percentile(walls, n, 90), 1e-12);
+	cr_expect_float_eq(stat_of(html, "wall_s", "max"), walls[n - 1], 1e-12);
+	cr_expect_eq(stat_of(html, "peak_rss_bytes", "max"),
+		     jnum(jget(r.manifest, "summary"), "peak_rss_bytes_max"));
+	/* the memory chart's peak is the run's exact one */
+	{
+		const char *at = strstr(html, "<circle class=\"peak\"");
+
+		cr_assert_not_null(at, "no peak on the memory chart");
+		at = strstr(at, "data-value=\"");
+		peak_top = strtod(at + strlen("data-value=\""), NULL);
+		cr_expect_eq(peak_top, jnum(run, "peak_rss_bytes"));
+	}
+	cr_expect_eq(count_of(html, "<g class=\"lane\""), json_array_size(jget(run, "per_process")),
+		     "a lane per process");
+	cr_expect_eq(count_of(html, "<rect class=\"unit\""), n, "a bar per unit");
+	free(html);
+	um_result_free(&r);
+}
+
+/* tools/browser-check on page: its JSON (console errors, counts, the screenshot). */
+static json_t *render(const char *page, const char *shot, const char *const *counts)
+{
+	char cmd[2048];
+	size_t len;
+	FILE *p;
+	char *out = NULL;
+	size_t cap = 0;
+	json_t *j;
+	json_error_t e;
+
+	len = (size_t)snprintf(cmd, sizeof(cmd), "%s '%s' --screenshot '%s' --height full",
+			       browser_check(), page, shot);
+	for (; counts && *counts; counts++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " --count '%s'", *counts);
+	cr_assert_lt(len, sizeof(cmd));
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	{
+		FILE *mem = open_memstream(&out, &cap);
+		char buf[4096];
+		size_t got;
+
+		while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
+			fwrite(buf, 1, got, mem);
+		fclose(mem);
+	}
+	cr_assert_eq(pclose(p), 0, "browser-check failed on %s (is chromium installed? 'make test' "
+		     "installs it): %s", page, out);
+	j = json_loads(out, 0, &e);
+	cr_assert_not_null(j, "browser-check printed no JSON: %s", out);
+	free(out);
+	return j;
+}
+
+static void expect_no_console_errors(const json_t *j)
+{
+	const json_t *errors = jget(j, "console_errors");
+	size_t i;
+	const json_t *e;
+
+	json_array_foreach(errors, i, e)
+		cr_expect_fail("console: %s", json_string_value(e));
+}
+
+Test(report, renders_in_chromium_with_every_chart_and_no_console_error)
+{
+	const char *counts[] = { "svg=svg", "distributions=figure.dist svg", "lanes=svg.timeline g.lane",
+				 "units=svg.timeline rect.unit", "memory=svg.memory path.rss",
+				 "charge=svg.memory path.charge", "rows=#unit-table tbody tr", NULL };
+	struct um_result r;
+	char page[160], shot[256];
+	json_t *j, *c, *run;
+	struct stat st;
+
+	demo_with_page(&r, page, sizeof(page));
+	snprintf(shot, sizeof(shot), "%s/unitmeter-report-demo.png", screenshot_dir());
+	j = render(page, shot, counts);
+	expect_no_console_errors(j);
+	c = jget(j, "counts");
+	run = jget(r.manifest, "run");
+	cr_expect_eq(jnum(c, "distributions"), 5, "wall, CPU, cores, peak RSS, peak charge");
+	cr_expect_eq(jnum(c, "svg"), 7, "the distributions, the timeline and memory");
+	cr_expect_eq(jnum(c, "lanes"), json_array_size(jget(run, "per_process")));
+	cr_expect_eq(jnum(c, "units"), json_array_size(jget(r.manifest, "units")));
+	cr_expect_geq(jnum(c, "memory"), 1);
+	cr_expect_geq(jnum(c, "charge"), 1, "a cgroup was made for the run: its charge is drawn");
+	cr_expect_eq(jnum(c, "rows"), json_array_size(jget(r.manifest, "units")));
+	cr_assert_eq(stat(shot, &st), 0, "no screenshot at %s", shot);
+	cr_expect_gt(st.st_size, 10000, "a screenshot of a page with charts");
+	cr_log_info("screenshot of the demo's report: %s", shot);
+	json_decref(j);
+	um_result_free(&r);
+}
+
+Test(report, a_units_stream_alone_has_no_timeline_and_says_why)
+{
+	const char *counts[] = { "timeline=svg.timeline", "why=#no-timeline", "memory=svg.memory",
+				 "why_memory=#no-memory", "distributions=figure.dist svg", NULL };
+	struct um_result r;
+	char page[160], shot[256];
+	const char *args[] = { "report", NULL, "-o", page, NULL };
+	struct um_result rep;
+	json_t *j, *c;
+
+	demo_with_page(&r, page, sizeof(page));
+	args[1] = r.units_path;
+	um_run(&rep, false, args);
+	cr_assert_eq(rep.status, 0, "%s", rep.err);
+	snprintf(shot, sizeof(shot), "%s/unitmeter-report-stream.png", screenshot_dir());
+	j = render(page, shot, counts);
+	expect_no_console_errors(j);
+	c = jget(j, "counts");
+	cr_expect_eq(jnum(c, "timeline"), 0);
+	cr_expect_eq(jnum(c, "why"), 1, "the page says why it has no timeline");
+	cr_expect_eq(jnum(c, "memory"), 0);
+	cr_expect_eq(jnum(c, "why_memory"), 1);
+	cr_expect_eq(jnum(c, "distributions"), 5, "the units' figures are all in the stream");
+	json_decref(j);
+	um_result_free(&rep);
+	um_result_free(&r);
+}
+
+Test(report, a_hundred_thousand_units_make_a_small_page)
+{
+	char dir[] = "/tmp/um-report-big-XXXXXX", stream[96], page[96];
+	const char *args[] = { "report", stream, "-o", page, NULL };
+	struct um_result rep;
+	struct stat st;
+	char *html;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(stream, sizeof(stream), "%s/big.units.jsonl", dir);
+	snprintf(page, sizeof(page), "%s/big.html", dir);
+	f = fopen(stream, "w");
+	cr_assert_not_null(f);
+	for (long i = 0; i < 100000; i++)
+		fprintf(f, "{\"index\": %ld, \"spec\": \"fit_unit\", \"pid\": %ld, \"start_ns\": %ld, "
+			   "\"wall_s\": %.6f, \"cpu_s\": %.6f, \"cpu_utilisation\": 0.9, "
+			   "\"peak_rss_bytes\": %ld, \"peak_rss_delta_bytes\": 4096, \"output_bytes\": 10, "
+			   "\"peak_charge_bytes\": %ld, \"status\": \"complete\"}\n",
+			i, 1000 + i % 8, i * 20000000L, 0.01 + (i % 97) * 1e-4, 0.009 + (i % 97) * 9e-5,
+			(1L << 20) + (i % 1013) * 4096L, (1L << 21) + (i % 1013) * 4096L);
+	cr_assert_eq(fclose(f), 0);
+	um_run(&rep, false, args);
+	cr_assert_eq(rep.status, 0, "%s", rep.err);
+	cr_assert_eq(stat(page, &st), 0);
+	cr_expect_lt(st.st_size, 5 * 1024 * 1024, "page of %lld bytes", (long long)st.st_size);
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	cr_expect_not_null(strstr(html, "id=\"rows-note\""), "the table says it lists a part");
+	cr_expect_not_null(strstr(html, "data-stat=\"n\" data-value=\"100000\""),
+			   "the distributions take every unit");
+	free(html);
+	um_result_free(&rep);
+	snprintf(page, sizeof(page), "rm -rf %s", dir);
+	cr_expect_eq(system(page), 0);
+}
+
+Test(report, run_report_writes_the_page_and_a_failure_to_is_not_fatal)
+{
+	char page[160], bad[160];
+	const char *args[] = { "run", "-q", "--report", page, "--", workload("spike"), "--mib", "8",
+			       NULL };
+	struct um_result r;
+	struct stat st;
+
+	snprintf(page, sizeof(page), "/tmp/um-report-run-%d.html", getpid());
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(stat(page, &st), 0, "no page at %s: %s", page, r.err);
+	cr_expect_not_null(strstr(r.err, "report:"), "unitmeter says where the page is: %s", r.err);
+	unlink(page);
+	um_result_free(&r);
+	/* the measurements are in the manifest already: a page that cannot be written is a warning */
+	snprintf(bad, sizeof(bad), "/nonexistent-%d/report.html", getpid());
+	args[3] = bad;
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 0, "the command's status, not the page's: %s", r.err);
+	cr_expect_not_null(r.manifest, "the manifest is written");
+	cr_expect_not_null(strstr(r.err, "cannot write the report"), "%s", r.err);
+	um_result_free(&r);
+}
+
+Test(report, the_request_on_the_page_is_project_s)
+{
+	struct um_result r, proj;
+	char page[160];
+	const char *project[] = { "project", NULL, "--units", "2000", "--units-per-task", "250", NULL };
+	const char *report[] = { "report", NULL, "--units", "2000", "--units-per-task", "250", "-o",
+				 page, NULL };
+	char *html, *line, *save = NULL;
+
+	demo_with_page(&r, page, sizeof(page));
+	project[1] = report[1] = r.manifest_path;
+	um_run(&proj, false, report);
+	cr_assert_eq(proj.status, 0, "%s", proj.err);
+	um_result_free(&proj);
+	um_run(&proj, false, project);
+	cr_assert_eq(proj.status, 0, "%s", proj.err);
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	cr_assert_not_null(strstr(html, "<pre id=\"sbatch\">"));
+	/* every #SBATCH line of project's header is on the page (no line holds <, > or &) */
+	for (line = strtok_r(proj.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "#SBATCH", 7))
+			cr_expect_not_null(strstr(html, line), "not on the page: %s", line);
+	free(html);
+	um_result_free(&proj);
+	um_result_free(&r);
+}
+
+Test(report, split_options_without_units_are_refused)
+{
+	const char *args[] = { "report", "x.json", "--tasks", "4", NULL };
+	struct um_result r;
+
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "give --units too"), "%s", r.err);
+	um_result_free(&r);
+}
