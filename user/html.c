@@ -59,7 +59,7 @@ static const char *STYLE =
 	"path.charge{fill:#d9480f;fill-opacity:.18;stroke:#d9480f;stroke-width:1}"
 	".hover{fill:transparent}.hover:hover{fill:rgba(0,0,0,.06)}.peak{fill:#1d2330}"
 	".legend span{display:inline-block;width:12px;height:10px;margin:0 4px 0 12px}"
-	"pre{background:#fff;border:1px solid #e0e4ea;padding:10px;overflow:auto}"
+	"pre{background:#fff;border:1px solid #e0e4ea;padding:10px;overflow:auto;white-space:pre-wrap}"
 	".scroll{max-height:640px;overflow:auto;border:1px solid #e0e4ea}";
 
 /* Sorting the unit table by a column: numbers by their data-v, text as text. */

@@ -284,12 +284,25 @@ static void place(struct lane *lanes, size_t n, size_t at, int *next_row)
 			place(lanes, n, i, next_row);
 }
 
-static struct lane *lane_of(struct lane *lanes, size_t n, long long pid)
+/* Lanes by pid, for finding a parent among thousands of processes (a fork storm). */
+struct pid_at {
+	long long pid;
+	size_t at;
+};
+
+static int by_pid(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		if (lanes[i].pid == pid)
-			return &lanes[i];
-	return NULL;
+	const struct pid_at *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static struct lane *lane_of(struct lane *lanes, const struct pid_at *index, size_t n, long long pid)
+{
+	struct pid_at key = { .pid = pid };
+	const struct pid_at *hit = n ? bsearch(&key, index, n, sizeof(*index), by_pid) : NULL;
+
+	return hit ? &lanes[hit->at] : NULL;
 }
 
 static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double s1, size_t count,
@@ -314,31 +327,73 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 	fputs("</title></rect>", out);
 }
 
+/* A unit on the timeline: the units sorted by process, then start, once for every lane. */
+struct unit_span {
+	long long pid;
+	double start_s, end_s;
+	const json_t *unit;
+};
+
+static int by_pid_start(const void *a, const void *b)
+{
+	const struct unit_span *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+}
+
+/* The units with a start time, sorted; *n gets their number. NULL: none (or no memory). */
+static struct unit_span *unit_spans(const json_t *units, size_t *n)
+{
+	struct unit_span *spans = malloc((json_array_size(units) + 1) * sizeof(*spans));
+	const json_t *u;
+	size_t i;
+
+	*n = 0;
+	if (!spans)
+		return NULL;
+	json_array_foreach(units, i, u) {
+		if (!json_is_number(json_object_get(u, "start_ns")))
+			continue;
+		spans[*n].pid = (long long)num(u, "pid", -1);
+		spans[*n].start_s = num(u, "start_ns", 0) / 1e9;
+		spans[*n].end_s = spans[*n].start_s + num(u, "wall_s", 0);
+		spans[*n].unit = u;
+		(*n)++;
+	}
+	qsort(spans, *n, sizeof(*spans), by_pid_start);
+	return spans;
+}
+
 /* The units of one lane, in start order, merged where closer than half a pixel when many. */
-static void lane_units(FILE *out, const struct plot *p, const struct lane *l, const json_t *units,
-		       bool merge)
+static void lane_units(FILE *out, const struct plot *p, const struct lane *l,
+		       const struct unit_span *spans, size_t n, bool merge)
 {
 	double gap = merge ? 0.5 * (p->x_hi - p->x_lo) / p->width : -1, s0 = 0, s1 = 0;
-	const json_t *first = NULL, *u;
-	size_t i, count = 0;
+	const json_t *first = NULL;
+	size_t lo = 0, hi = n, count = 0;
 
-	json_array_foreach(units, i, u) {
-		double start, end;
+	/* the first unit of this process */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if ((long long)num(u, "pid", -1) != l->pid || !json_is_number(json_object_get(u, "start_ns")))
-			continue;
-		start = num(u, "start_ns", 0) / 1e9;
-		end = start + num(u, "wall_s", 0);
-		if (count && start - s1 <= gap) {
-			s1 = end > s1 ? end : s1;
+		if (spans[mid].pid < l->pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && spans[i].pid == l->pid; i++) {
+		if (count && spans[i].start_s - s1 <= gap) {
+			s1 = spans[i].end_s > s1 ? spans[i].end_s : s1;
 			count++;
 			continue;
 		}
 		if (count)
 			unit_bar(out, p, l->row, s0, s1, count, first);
-		first = u;
-		s0 = start;
-		s1 = end;
+		first = spans[i].unit;
+		s0 = spans[i].start_s;
+		s1 = spans[i].end_s;
 		count = 1;
 	}
 	if (count)
@@ -371,11 +426,18 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 	size_t n = json_array_size(per_process), i, drawn = 0;
 	struct plot p = { .left = LANE_LABEL, .top = 4, .width = 960 - LANE_LABEL - 10 };
 	struct lane *lanes = calloc(n ? n : 1, sizeof(*lanes));
+	struct pid_at *index = calloc(n ? n : 1, sizeof(*index));
+	size_t n_spans = 0;
+	struct unit_span *spans = unit_spans(units, &n_spans);
 	const json_t *proc;
 	int rows = 0;
 
-	if (!lanes)
+	if (!lanes || !spans || !index) {
+		free(lanes);
+		free(spans);
+		free(index);
 		return 0;
+	}
 	json_array_foreach(per_process, i, proc) {
 		struct lane *l = &lanes[i];
 		const json_t *end = json_object_get(proc, "end_ns");
@@ -390,9 +452,12 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 		l->row = -1;
 	}
 	qsort(lanes, n, sizeof(*lanes), by_start);
+	for (i = 0; i < n; i++)
+		index[i] = (struct pid_at){ .pid = lanes[i].pid, .at = i };
+	qsort(index, n, sizeof(*index), by_pid);
 	/* roots first (a parent not in the table), each followed by its descendants */
 	for (i = 0; i < n; i++)
-		if (lanes[i].row < 0 && !lane_of(lanes, n, lanes[i].ppid))
+		if (lanes[i].row < 0 && !lane_of(lanes, index, n, lanes[i].ppid))
 			place(lanes, n, i, &rows);
 	for (i = 0; i < n; i++)
 		if (lanes[i].row < 0)
@@ -417,18 +482,20 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 			LANE_HEIGHT - 2);
 		lane_title(out, l);
 		fputs("</rect>", out);
-		parent = lane_of(lanes, n, l->ppid);
+		parent = lane_of(lanes, index, n, l->ppid);
 		if (parent && parent->row >= 0)
 			fprintf(out, "<line class=\"fork\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>",
 				px(&p, l->start_s), p.top + parent->row * LANE_HEIGHT + LANE_HEIGHT / 2.0,
 				px(&p, l->start_s), y + LANE_HEIGHT / 2.0);
-		lane_units(out, &p, l, units, json_array_size(units) > MAX_UNIT_BARS);
+		lane_units(out, &p, l, spans, n_spans, n_spans > MAX_UNIT_BARS);
 		fputs("</g>", out);
 		drawn++;
 	}
 	x_axis(out, &p, VALUE_SECONDS);
 	fputs("</svg>\n", out);
 	free(lanes);
+	free(spans);
+	free(index);
 	return drawn;
 }
 

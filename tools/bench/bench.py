@@ -462,6 +462,41 @@ def fixed_cost(report, quick):
     report.append("")
 
 
+def report_speed(report, quick):
+    """unitmeter report on a units stream of 100,000 units (the issue's bound: under 2 s and
+    5 MB), and on the demo's manifest with its timeline: wall time and page size."""
+    n = 3 if quick else 7
+    tmp = tempfile.mkdtemp(dir=SCRATCH)
+    stream = os.path.join(tmp, "big.units.jsonl")
+    with open(stream, "w") as f:
+        for i in range(100000):
+            f.write(json.dumps({"index": i, "spec": "fit_unit", "pid": 1000 + i % 8, "start_ns": i * 20000000,
+                                "wall_s": 0.01 + (i % 97) * 1e-4, "cpu_s": 0.009 + (i % 97) * 9e-5,
+                                "cpu_utilisation": 0.9, "peak_rss_bytes": (1 << 20) + (i % 1013) * 4096,
+                                "peak_rss_delta_bytes": 4096, "output_bytes": 10,
+                                "peak_charge_bytes": (1 << 21) + (i % 1013) * 4096, "status": "complete"}) + "\n")
+    demo = run_unitmeter([DEMO, os.path.join(tmp, "fits")], units=("fit_unit",))
+    manifest = os.path.join(tmp, "demo.json")
+    with open(manifest, "w") as f:
+        json.dump(demo["manifest"], f)
+    rows = []
+    for label, inputs in (("100,000-unit stream", [stream]), ("the demo's manifest (8 units, timeline)", [manifest])):
+        page = os.path.join(tmp, "page.html")
+        walls = []
+        for _ in range(n):
+            wall, proc = timed([UNITMETER, "report", "-o", page] + inputs)
+            check_exit("unitmeter report", inputs, proc)
+            walls.append(wall)
+        rows.append("| %s | %.2f s (%.2f-%.2f) | %.2f MB |" % (label, statistics.median(walls), min(walls),
+                                                             max(walls), os.path.getsize(page) / 1e6))
+    report.append("## The HTML report\n")
+    report.append("`unitmeter report FILE -o page.html`, whole invocations, median of %d (min-max):\n" % n)
+    report.append("| input | wall | page size |")
+    report.append("|---|---|---|")
+    report += rows
+    report.append("")
+
+
 def own_cost(report, quick):
     n = 3 if quick else 7
     true_none = statistics.median(run_none(["/bin/true"])["wall_s"] for _ in range(n))
@@ -561,6 +596,7 @@ def main():
         sys.stderr.write("bench: accuracy done\n")
         overhead(report, args.quick)
         fixed_cost(report, args.quick)
+        report_speed(report, args.quick)
         own_cost(report, args.quick)
     finally:
         shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -19,6 +19,11 @@ echo "== unitmeter project $out/demo-run.json --units 2000 --units-per-task 250 
 "$unitmeter" project "$out/demo-run.json" --units 2000 --units-per-task 250 | tee "$out/job-header.sh"
 [ -n "${SUDO_UID:-}" ] && chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$out/job-header.sh"
 echo
+echo "== unitmeter report $out/demo-run.json --units 2000 --units-per-task 250 -o $out/demo-report.html"
+"$unitmeter" report "$out/demo-run.json" --units 2000 --units-per-task 250 -o "$out/demo-report.html"
+[ -n "${SUDO_UID:-}" ] && chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$out/demo-report.html"
+echo
 echo "manifest:     $out/demo-run.json   (hardware, units, summary, per-process table)"
 echo "units stream: $out/demo-run.units.jsonl   (one line per fit, written as each fit ended)"
 echo "job header:   $out/job-header.sh   (append the job's commands and sbatch it)"
+echo "report:       $out/demo-report.html   (open it in a browser: the units' spread, processes and memory over time)"
