@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,4 +341,37 @@ Test(report, split_options_without_units_are_refused)
 	cr_expect_eq(r.status, 2);
 	cr_expect_not_null(strstr(r.err, "give --units too"), "%s", r.err);
 	um_result_free(&r);
+}
+
+/* The checks above can fail: the same tool on a broken page reports what is wrong with it. */
+Test(report, the_browser_check_sees_a_script_error_and_a_fetch)
+{
+	char dir[] = "/tmp/um-report-broken-XXXXXX", page[96], shot[128];
+	const char *counts[] = { "svg=svg", NULL };
+	json_t *j, *errors;
+	FILE *f;
+	size_t i;
+	const json_t *e;
+	bool exception = false, fetch = false;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(page, sizeof(page), "%s/broken.html", dir);
+	snprintf(shot, sizeof(shot), "%s/broken.png", dir);
+	f = fopen(page, "w");
+	cr_assert_not_null(f);
+	fputs("<!DOCTYPE html><html><body><svg></svg><img src=\"https://example.com/x.png\">"
+	      "<script>undefinedFunction()</script></body></html>\n", f);
+	cr_assert_eq(fclose(f), 0);
+	j = render(page, shot, counts);
+	errors = jget(j, "console_errors");
+	json_array_foreach(errors, i, e) {
+		exception |= strstr(json_string_value(e), "undefinedFunction") != NULL;
+		fetch |= strstr(json_string_value(e), "example.com") != NULL;
+	}
+	cr_expect(exception, "the uncaught exception is reported");
+	cr_expect(fetch, "the attempt to fetch from the network is reported");
+	cr_expect_eq(jnum(jget(j, "counts"), "svg"), 1);
+	json_decref(j);
+	snprintf(page, sizeof(page), "rm -rf %s", dir);
+	cr_expect_eq(system(page), 0);
 }
