@@ -228,6 +228,38 @@ man-lint:
 install-test: man-lint $(DEMO)
 	@tests/install/test-install.sh $(CURDIR) $(abspath $(DEMO))
 
+# --- make deb: the Debian packages, built from a copy of the tree --------------------------
+# dpkg-buildpackage writes into the source's parent directory, so the tree is copied under
+# .output/deb/ and what it builds (the .debs, their -dbgsym, .buildinfo, .changes) stays there.
+# lintian fails the target on any error.
+DEB_VERSION = $(shell awk 'NR == 1 { gsub(/[^0-9A-Za-z.+~:-]/, "", $$2); print $$2 }' debian/changelog)
+DEB_OUT := .output/deb
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+
+.PHONY: deb deb-deps deb-test
+deb-deps: deps
+	$(call install_missing,$(DEB_TOOLS))
+
+deb: deb-deps
+	@grep -q '"unitmeter $(DEB_VERSION)"' user/cli.c && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
+		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/cli.c and man/unitmeter.1 must too"; exit 1; }
+	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src/unitmeter-$(DEB_VERSION)
+	$(Q)tar --exclude=./.git --exclude='./.output*' --exclude=./unitmeter --exclude=./demo-output -cf - . \
+		| tar -C $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) -xf -
+	$(call msg,DEB,$(DEB_OUT))
+	$(Q)cd $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 \
+		|| { tail -40 ../build.log; echo "deb: dpkg-buildpackage failed (log: $(DEB_OUT)/src/build.log)"; exit 1; }
+	$(Q)mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/build.log $(DEB_OUT)/
+	$(Q)rm -rf $(DEB_OUT)/src
+	$(call msg,LINTIAN,$(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes)
+	$(Q)lintian --fail-on error $(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes
+	@ls $(DEB_OUT)/*.deb
+
+# The packages unpacked in a scratch root, their dependencies resolved by apt (simulated), then
+# the unpacked unitmeter runs the demo and python: units (needs root: BPF).
+deb-test: deb tracefs $(DEMO)
+	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
+
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
