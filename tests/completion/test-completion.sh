@@ -86,7 +86,7 @@ expect()
     echo "ok: '$line' -> ${#COMPREPLY[@]} completions"
 }
 
-expect 'unitmeter ' run attach hw check summary project
+expect 'unitmeter ' run attach hw check summary project report
 expect 'unitmeter pr' project '!run'
 expect 'unitmeter run --lo' --lookup-at-exec '!--units'
 expect 'unitmeter run --a' --as-root
@@ -115,6 +115,9 @@ expect 'unitmeter run --unit fit_unit -- fit_demo_on' fit_demo_on_path
 expect 'unitmeter run -- ./fit_demo ./fi' ./fit.py
 expect 'unitmeter summary ' calib.json '!fit.py'
 expect 'unitmeter project --units 9 ' calib.json
+expect 'unitmeter report --un' --units --units-per-task '!--unit'
+expect 'unitmeter report ' calib.json '!fit.py'
+expect 'unitmeter run --report ' fit.py
 expect 'unitmeter hw -o ' fit.py
 
 if ((failures)); then
