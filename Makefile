@@ -241,8 +241,8 @@ deb-deps: deps
 	$(call install_missing,$(DEB_TOOLS))
 
 deb: deb-deps
-	@grep -q '"unitmeter $(DEB_VERSION)"' user/cli.c && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
-		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/cli.c and man/unitmeter.1 must too"; exit 1; }
+	@grep -q 'UM_VERSION "$(DEB_VERSION)"' user/version.h && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
+		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/version.h and man/unitmeter.1 must too"; exit 1; }
 	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src/unitmeter-$(DEB_VERSION)
 	$(Q)tar --exclude=./.git --exclude='./.output*' --exclude=./unitmeter --exclude=./demo-output -cf - . \
 		| tar -C $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) -xf -
