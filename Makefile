@@ -1,4 +1,5 @@
-# unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`.
+# unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`, `make install`,
+# `make deb`.
 # V=1 shows the commands; SAN=1 builds user code with AddressSanitizer + UBSan into .output-san/.
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -31,6 +32,10 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+# What a packager passes (dpkg-buildflags: hardening), before the sanitizers are added: the
+# libraries other programs load (the marker, the SPANK plugin) take these, never the sanitizers.
+PKG_CFLAGS := $(CFLAGS)
+PKG_LDFLAGS := $(LDFLAGS)
 CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -MP -I$(OUTPUT) -Ibpf -Iuser $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
@@ -63,7 +68,8 @@ unitmeter: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 # The markers the Python bootstrap calls; probed, never linked into unitmeter.
 $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
+	$(Q)$(CC) -std=gnu11 -O2 $(PKG_CFLAGS) $(CPPFLAGS) -Wall -Wextra -Werror -shared -fPIC $< \
+		-o $@ $(PKG_LDFLAGS)
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
 		$(OUTPUT)/screenshots:
@@ -106,7 +112,7 @@ $(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT
 
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/unitmeter: $(OUTPUT)/user/main.o $(USER_OBJS)
 	$(call msg,LD,$@)
@@ -119,12 +125,13 @@ spank: $(SPANK)
 $(SPANK): spank/unitmeter_spank.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -g -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -shared -fPIC $< -o $@
+	$(Q)$(CC) -std=gnu11 -g -O2 $(PKG_CFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror \
+		-shared -fPIC $< -o $@ $(PKG_LDFLAGS)
 
 # Tests link the user objects (pure functions are tested directly) and run the binary.
 $(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -c $< -o $@
 
 $(TEST_BIN): $(TEST_OBJS) $(USER_OBJS)
 	$(call msg,LD,$@)
@@ -152,10 +159,112 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -lm
 
+# --- make install [PREFIX=/usr/local] [DESTDIR=] ---------------------------------------------
+# unitmeter finds the marker library and the Python bootstrap relative to its own binary
+# (user/python.c): BINDIR/../lib/unitmeter/, so both directories follow PREFIX and are not set
+# apart. The SPANK plugin goes where a SLURM built with the same prefix looks for plugins
+# (Debian's: SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm), its plugstack.conf snippet
+# in SYSCONFDIR/slurm/plugstack.conf.d/ (Debian's plugstack.conf includes /etc/slurm's).
+# INSTALL_SPANK=0 leaves the plugin out (no libslurm-dev).
+PREFIX ?= /usr/local
+SYSCONFDIR ?= $(PREFIX)/etc
+SLURM_PLUGINDIR ?= $(PREFIX)/lib/slurm
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL_SPANK ?= 1
+BINDIR := $(PREFIX)/bin
+UM_LIBDIR := $(PREFIX)/lib/unitmeter
+BOOT_FILES := $(wildcard python/unitmeter_boot/*.py)
+PLUGSTACK_SNIPPET := $(SYSCONFDIR)/slurm/plugstack.conf.d/unitmeter.conf
+INSTALL ?= install
+
+# The man page, compressed as Debian installs man pages (-n: no name or time in the header, so
+# the file is the same at every build).
+$(OUTPUT)/unitmeter.1.gz: man/unitmeter.1 | $(OUTPUT)
+	$(call msg,GZIP,$@)
+	$(Q)gzip -9n -c $< > $@
+
+# optional, not required: if the plugin cannot be loaded (a SLURM upgrade), jobs still run.
+$(OUTPUT)/plugstack-unitmeter.conf: FORCE | $(OUTPUT)
+	$(Q)printf '%s\n' '# unitmeter: sbatch/srun --unitmeter=SPEC[,SPEC...] traces the tasks of a job (man unitmeter)' \
+		'optional $(SLURM_PLUGINDIR)/unitmeter_spank.so unitmeter=$(BINDIR)/unitmeter' > $@
+
+.PHONY: install uninstall man-lint install-test FORCE
+FORCE:
+install: unitmeter $(OUTPUT)/unitmeter.1.gz $(if $(filter 1,$(INSTALL_SPANK)),$(SPANK) $(OUTPUT)/plugstack-unitmeter.conf)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UM_LIBDIR)/python/unitmeter_boot \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	$(Q)$(INSTALL) -m 755 $(OUTPUT)/unitmeter $(DESTDIR)$(BINDIR)/unitmeter
+	$(Q)$(INSTALL) -m 644 $(OUTPUT)/libunitmeter_marker.so $(DESTDIR)$(UM_LIBDIR)/
+	$(Q)$(INSTALL) -m 644 $(BOOT_FILES) $(DESTDIR)$(UM_LIBDIR)/python/unitmeter_boot/
+	$(Q)$(INSTALL) -m 644 $(OUTPUT)/unitmeter.1.gz $(DESTDIR)$(MANDIR)/man1/
+	$(Q)$(INSTALL) -m 644 completion/unitmeter $(DESTDIR)$(BASHCOMPDIR)/unitmeter
+ifeq ($(INSTALL_SPANK),1)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SLURM_PLUGINDIR) $(DESTDIR)$(dir $(PLUGSTACK_SNIPPET))
+	$(Q)$(INSTALL) -m 644 $(SPANK) $(DESTDIR)$(SLURM_PLUGINDIR)/unitmeter_spank.so
+	$(Q)$(INSTALL) -m 644 $(OUTPUT)/plugstack-unitmeter.conf $(DESTDIR)$(PLUGSTACK_SNIPPET)
+endif
+
+# Every file install puts, and the directories that are unitmeter's own; __pycache__ is what a
+# Python run as root compiled from the bootstrap.
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/unitmeter $(DESTDIR)$(UM_LIBDIR)/libunitmeter_marker.so \
+		$(addprefix $(DESTDIR)$(UM_LIBDIR)/python/unitmeter_boot/,$(notdir $(BOOT_FILES))) \
+		$(DESTDIR)$(MANDIR)/man1/unitmeter.1.gz $(DESTDIR)$(BASHCOMPDIR)/unitmeter \
+		$(DESTDIR)$(SLURM_PLUGINDIR)/unitmeter_spank.so $(DESTDIR)$(PLUGSTACK_SNIPPET)
+	$(Q)rm -rf $(DESTDIR)$(UM_LIBDIR)/python/unitmeter_boot/__pycache__
+	$(Q)for d in $(UM_LIBDIR)/python/unitmeter_boot $(UM_LIBDIR)/python $(UM_LIBDIR); do \
+		[ ! -d $(DESTDIR)$$d ] || rmdir $(DESTDIR)$$d; done
+
+# The man page as man(1) and lintian read it: no warning from mandoc's lint nor from groff.
+man-lint:
+	$(Q)mandoc -T lint -W warning man/unitmeter.1
+	$(Q)groff -ww -z -man man/unitmeter.1 2>&1 | { ! grep .; }
+
+# In a copy of the tree: make install to a prefix, the copy deleted, the installed unitmeter
+# traces python: units; a DESTDIR install lists what it should and uninstall removes it all;
+# the installed man page renders and the installed completion completes (needs root: BPF).
+install-test: man-lint $(DEMO)
+	@tests/install/test-install.sh $(CURDIR) $(abspath $(DEMO))
+
+# --- make deb: the Debian packages, built from a copy of the tree --------------------------
+# dpkg-buildpackage writes into the source's parent directory, so the tree is copied under
+# .output/deb/ and what it builds (the .debs, their -dbgsym, .buildinfo, .changes) stays there.
+# lintian fails the target on any error.
+DEB_VERSION = $(shell awk 'NR == 1 { gsub(/[^0-9A-Za-z.+~:-]/, "", $$2); print $$2 }' debian/changelog)
+DEB_OUT := .output/deb
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+
+.PHONY: deb deb-deps deb-test
+deb-deps: deps
+	$(call install_missing,$(DEB_TOOLS))
+
+deb: deb-deps
+	@grep -q 'UM_VERSION "$(DEB_VERSION)"' user/version.h && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
+		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/version.h and man/unitmeter.1 must too"; exit 1; }
+	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src/unitmeter-$(DEB_VERSION)
+	$(Q)tar --exclude=./.git --exclude='./.output*' --exclude=./unitmeter --exclude=./demo-output -cf - . \
+		| tar -C $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) -xf -
+	$(call msg,DEB,$(DEB_OUT))
+	$(Q)cd $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 \
+		|| { tail -40 ../build.log; echo "deb: dpkg-buildpackage failed (log: $(DEB_OUT)/src/build.log)"; exit 1; }
+	$(Q)mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/build.log $(DEB_OUT)/
+	$(Q)rm -rf $(DEB_OUT)/src
+	$(call msg,LINTIAN,$(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes)
+	$(Q)lintian --fail-on error $(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes
+	@ls $(DEB_OUT)/*.deb
+
+# The packages unpacked in a scratch root, their dependencies resolved by apt (simulated), then
+# the unpacked unitmeter runs the demo and python: units (needs root: BPF).
+deb-test: deb tracefs $(DEMO)
+	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
+
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
-	slurm-wlm munge libslurm-dev chromium
+	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
 
 .PHONY: deps tracefs
 # Install those of the named Debian packages that are missing; nothing when all are there.
@@ -192,6 +301,8 @@ test: deps tracefs
 		tools/run-tests.sh $(TEST_BIN)
 	@# the fuzz harnesses replay their corpus: already sanitized, so once, in the plain build
 	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory fuzz-corpus
+	@# make install from a copy of the tree, as a user would: once, in the plain build
+	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory install-test
 
 .PHONY: demo
 demo: deps tracefs

@@ -58,8 +58,9 @@ static const char usage_text[] =
 /* The options run and attach share. */
 #define TRACE_OPTIONS                                                                           \
 	{ "unit", 'u', "SPEC", 0,                                                              \
-	  "A unit function: SYMBOL (in the command's executable) or PATH:SYMBOL (an executable " \
-	  "or shared library, also one loaded later with dlopen). Repeatable.", 0 },             \
+	  "A unit function: SYMBOL (in the command's executable), PATH:SYMBOL (an executable "  \
+	  "or shared library, also one loaded later with dlopen), or python:[MODULE:]QUALNAME " \
+	  "(a CPython function). Repeatable.", 0 },                                               \
 	{ "output", 'o', "FILE", 0, "Run manifest (JSON). Default: unitmeter-run.json", 0 },   \
 	{ "units-jsonl", OPT_UNITS_JSONL, "FILE", 0,                                           \
 	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \

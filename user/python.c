@@ -16,12 +16,64 @@
 
 #define SUPPORTED "CPython 3.6 or newer (3.12+ through sys.monitoring, older ones by wrapping the function)"
 
-/* The marker library and the bootstrap live beside the unitmeter binary's build directory. */
+/*
+ * Where the marker library and the bootstrap are, relative to unitmeter's own executable, so a
+ * relocated or DESTDIR install finds its own files: beside the binary as the build tree has them
+ * (.output/unitmeter, .output/libunitmeter_marker.so, python/unitmeter_boot), then where
+ * make install and the .deb put them (PREFIX/bin/unitmeter, PREFIX/lib/unitmeter/). They share
+ * one directory because the bootstrap is only ever loaded with that library beside it.
+ */
+static const char *const marker_places[] = {
+	"libunitmeter_marker.so",
+	"../lib/unitmeter/libunitmeter_marker.so",
+};
+static const char *const boot_places[] = {
+	"../python/unitmeter_boot",
+	"../lib/unitmeter/python/unitmeter_boot",
+};
+#define N_PLACES (sizeof(marker_places) / sizeof(marker_places[0]))
+_Static_assert(sizeof(boot_places) == sizeof(marker_places), "one boot place per marker place");
+
+/*
+ * The first readable of dir/places[i]/file into out; on none, a line naming every place tried.
+ * An override (an environment variable's value) is the only place tried when set.
+ */
+static int find_support_file(char *out, size_t outlen, const char *dir, const char *const *places,
+			     const char *file, const char *override, const char *env_name,
+			     const char *what, char *why, size_t whylen)
+{
+	char tried[2 * PATH_MAX] = "", probe[PATH_MAX + 64];
+	size_t used = 0;
+
+	if (override) {
+		snprintf(out, outlen, "%s", override);
+		snprintf(probe, sizeof(probe), "%s%s%s", override, *file ? "/" : "", file);
+		if (!access(probe, R_OK))
+			return 0;
+		snprintf(why, whylen, "python: units need %s: %s=%s, but %s is not readable (%s)",
+			 what, env_name, override, probe, strerror(errno));
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < N_PLACES; i++) {
+		snprintf(out, outlen, "%s/%s", dir, places[i]);
+		snprintf(probe, sizeof(probe), "%s%s%s", out, *file ? "/" : "", file);
+		if (!access(probe, R_OK))
+			return 0;
+		used += snprintf(tried + used, sizeof(tried) - used, "%s%s", i ? ", " : "", probe);
+		if (used >= sizeof(tried))
+			used = sizeof(tried) - 1;
+	}
+	snprintf(why, whylen, "python: units need %s, which is not in any place unitmeter looks (%s): "
+		 "build it with make, or install with make install; or name it in %s",
+		 what, tried, env_name);
+	return -ENOENT;
+}
+
 static int locate_support_files(struct python_units *pu, char *why, size_t whylen)
 {
-	char exe[PATH_MAX], boot_file[PATH_MAX + 32], *dir;
-	const char *lib = getenv("UNITMETER_MARKER_LIB"), *boot = getenv("UNITMETER_PYTHON_BOOT");
+	char exe[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err;
 
 	if (n <= 0) {
 		snprintf(why, whylen, "cannot find unitmeter's own executable: %s", strerror(errno));
@@ -29,24 +81,15 @@ static int locate_support_files(struct python_units *pu, char *why, size_t whyle
 	}
 	exe[n] = '\0';
 	dir = dirname(exe);
-	snprintf(pu->marker_lib, sizeof(pu->marker_lib), "%s", lib ? lib : "");
-	if (!lib)
-		snprintf(pu->marker_lib, sizeof(pu->marker_lib), "%s/libunitmeter_marker.so", dir);
-	if (boot)
-		snprintf(pu->boot_dir, sizeof(pu->boot_dir), "%s", boot);
-	else
-		snprintf(pu->boot_dir, sizeof(pu->boot_dir), "%s/../python/unitmeter_boot", dir);
-	if (access(pu->marker_lib, R_OK)) {
-		snprintf(why, whylen, "python: units need %s, which is missing (rebuild with make)",
-			 pu->marker_lib);
-		return -ENOENT;
-	}
-	snprintf(boot_file, sizeof(boot_file), "%s/sitecustomize.py", pu->boot_dir);
-	if (access(boot_file, R_OK)) {
-		snprintf(why, whylen, "python: units need the bootstrap %s, which is missing", boot_file);
-		return -ENOENT;
-	}
-	return 0;
+	err = find_support_file(pu->marker_lib, sizeof(pu->marker_lib), dir, marker_places, "",
+				getenv("UNITMETER_MARKER_LIB"), "UNITMETER_MARKER_LIB",
+				"the marker library libunitmeter_marker.so", why, whylen);
+	if (err)
+		return err;
+	return find_support_file(pu->boot_dir, sizeof(pu->boot_dir), dir, boot_places,
+				 "sitecustomize.py", getenv("UNITMETER_PYTHON_BOOT"),
+				 "UNITMETER_PYTHON_BOOT", "the bootstrap unitmeter_boot/sitecustomize.py",
+				 why, whylen);
 }
 
 static bool is_python_name(const char *path)
