@@ -87,12 +87,6 @@ void memory_timeline__add(struct memory_timeline *t, const struct um_timeline_bu
 		t->used = k + 1;
 }
 
-/*
- * Buckets written this long ago may still be taken from their slot by a drain: a CPU that read
- * the clock before an interrupt or preemption writes into a bucket that has ended.
- */
-#define LATE_WRITES_BUCKETS 64
-
 /* Take one slot: copy it, then free it for the ring's next round (the index last). */
 static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot)
 {
@@ -118,37 +112,34 @@ static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot
 size_t memory_timeline__drain(struct memory_timeline *t, struct um_timeline_bucket *ring,
 			      uint64_t now_ns, bool all)
 {
-	uint64_t now_index, from, to;
+	uint64_t to = UINT64_MAX;
 	size_t taken = 0;
 
-	if (all) {
-		for (size_t i = 0; i < UM_TIMELINE_SLOTS; i++)
-			if (__atomic_load_n(&ring[i].index, __ATOMIC_ACQUIRE)) {
-				take_slot(t, &ring[i]);
-				taken++;
-			}
-		return taken;
+	if (!all) {
+		uint64_t now_index;
+
+		if (now_ns < t->start_ns)
+			return 0;
+		now_index = ((now_ns - t->start_ns) >> UM_TIMELINE_SHIFT) + 1;
+		/* the bucket filling now and the one before it may still be written */
+		if (now_index < 3)
+			return 0;
+		to = now_index - 2;
 	}
-	if (now_ns < t->start_ns)
-		return 0;
-	now_index = ((now_ns - t->start_ns) >> UM_TIMELINE_SHIFT) + 1;
-	/* the bucket filling now and the one before it may still be written */
-	if (now_index < 3)
-		return 0;
-	to = now_index - 2;
-	from = t->next_index > LATE_WRITES_BUCKETS ? t->next_index - LATE_WRITES_BUCKETS : 1;
-	if (to >= UM_TIMELINE_SLOTS && from < to - UM_TIMELINE_SLOTS + 1)
-		from = to - UM_TIMELINE_SLOTS + 1;
-	for (uint64_t i = from; i <= to; i++) {
-		struct um_timeline_bucket *slot = &ring[i & (UM_TIMELINE_SLOTS - 1)];
-		uint64_t index = __atomic_load_n(&slot->index, __ATOMIC_ACQUIRE);
+	/*
+	 * The whole ring, not just the buckets since the last drain: a CPU that read the clock and
+	 * was then held up (an interrupt, its vCPU descheduled by the host) writes into a bucket
+	 * that ended long ago, and that slot must be freed before the ring comes round to it. 4096
+	 * loads, a few microseconds, every 50 ms.
+	 */
+	for (size_t i = 0; i < UM_TIMELINE_SLOTS; i++) {
+		uint64_t index = __atomic_load_n(&ring[i].index, __ATOMIC_ACQUIRE);
 
 		if (index && index <= to) {
-			take_slot(t, slot);
+			take_slot(t, &ring[i]);
 			taken++;
 		}
 	}
-	t->next_index = to + 1;
 	return taken;
 }
 

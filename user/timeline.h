@@ -32,7 +32,6 @@ struct memory_timeline {
 	unsigned shift;    /* a bucket is 2^shift ns */
 	size_t used;       /* buckets up to the last with a value */
 	uint64_t overruns; /* values the BPF ring had no room for (a gap in the timeline) */
-	uint64_t next_index; /* the first fine bucket (index field) the next drain looks at */
 	struct timeline_span spans[TIMELINE_BUCKETS];
 };
 
