@@ -12,6 +12,35 @@
  */
 #include "state.bpf.h"
 
+/*
+ * The clock of the buckets. bpf_ktime_get_ns() reads the TSC and scales it: ~50 ns here (a VM),
+ * a third of the RSS program, on every page fault (the tick's clock, a few ns, is refused to
+ * tracing programs). So each CPU keeps the bucket it last read the clock for, and reuses it
+ * while the tick (jiffies, one load) has not moved and for at most TIMELINE_CLOCK_REUSE events:
+ * in a burst of page faults (a few us each) a value's bucket is off by at most that many
+ * events' time, and a lone value's by less than a tick (4 ms at Debian's 250 Hz).
+ */
+#define TIMELINE_CLOCK_REUSE 32
+
+struct um_timeline_clock timeline_clocks[UM_MAX_CPUS];
+
+static __always_inline __u64 timeline_index(__u64 start)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct um_timeline_clock *c = &timeline_clocks[CPU_SLOT(cpu)];
+	__u64 jiffies = bpf_jiffies64(), now;
+
+	if (c->jiffies == jiffies && c->index && c->reused < TIMELINE_CLOCK_REUSE) {
+		c->reused++;
+		return c->index;
+	}
+	now = bpf_ktime_get_ns();
+	c->jiffies = jiffies;
+	c->reused = 0;
+	c->index = ((now > start ? now - start : 0) >> UM_TIMELINE_SHIFT) + 1;
+	return c->index;
+}
+
 /* Raise *p to value; unsigned (peak_raise is for signed sums). */
 static __always_inline void raise_to(__u64 *p, __u64 value)
 {
@@ -33,7 +62,7 @@ __noinline int timeline_note(__u32 charge, __u64 bytes)
 
 	if (!start)
 		return 0;
-	index = ((bpf_ktime_get_ns() - start) >> UM_TIMELINE_SHIFT) + 1;
+	index = timeline_index(start);
 	b = &timeline[index & (UM_TIMELINE_SLOTS - 1)];
 	seen = b->index;
 	if (seen != index) {

@@ -62,6 +62,16 @@ struct um_timeline_bucket {
 };
 _Static_assert(sizeof(struct um_timeline_bucket) == 64, "um_timeline_bucket layout");
 
+/* A CPU's last reading of the clock for the timeline (timeline.bpf.c); a cache line each. */
+struct um_timeline_clock {
+	__u64 jiffies;
+	__u64 index;
+	__u32 reused;
+	__u32 pad;
+	__u64 pad2[5];
+};
+_Static_assert(sizeof(struct um_timeline_clock) == 64, "um_timeline_clock layout");
+
 /* kernel mm counters (include/linux/mm_types_task.h); MM_SWAPENTS is not resident. */
 enum um_rss_member {
 	UM_MM_FILEPAGES = 0,

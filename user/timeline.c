@@ -87,6 +87,9 @@ void memory_timeline__add(struct memory_timeline *t, const struct um_timeline_bu
 		t->used = k + 1;
 }
 
+/* Buckets (~1 ms each) a drain leaves to be written on: more than a 100 Hz tick. */
+#define TIMELINE_SETTLE_BUCKETS 16
+
 /* Take one slot: copy it, then free it for the ring's next round (the index last). */
 static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot)
 {
@@ -121,10 +124,11 @@ size_t memory_timeline__drain(struct memory_timeline *t, struct um_timeline_buck
 		if (now_ns < t->start_ns)
 			return 0;
 		now_index = ((now_ns - t->start_ns) >> UM_TIMELINE_SHIFT) + 1;
-		/* the bucket filling now and the one before it may still be written */
-		if (now_index < 3)
+		/* buckets still written: the one filling now, and those a CPU's tick clock (behind the
+		 * fine one by up to a tick, 10 ms at 100 Hz) still names */
+		if (now_index <= TIMELINE_SETTLE_BUCKETS)
 			return 0;
-		to = now_index - 2;
+		to = now_index - TIMELINE_SETTLE_BUCKETS;
 	}
 	/*
 	 * The whole ring, not just the buckets since the last drain: a CPU that read the clock and
