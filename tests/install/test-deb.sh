@@ -46,7 +46,8 @@ assert fits > 0 and len(units) == fits, "%d units for %d fits" % (len(units), fi
 assert all(u["status"] == "complete" and u["spec"] == "fit_unit" for u in units), units
 PY
 grep -q '^#SBATCH --mem=' "$scratch/demo/job-header.sh" || fail "the demo printed no SLURM request"
-echo "deb-test: the packaged unitmeter ran the demo: $fits fits, $fits complete units, a SLURM request"
+grep -q '<svg class="memory"' "$scratch/demo/demo-report.html" || fail "the demo wrote no report with its memory chart"
+echo "deb-test: the packaged unitmeter ran the demo: $fits fits, $fits complete units, a SLURM request, the report"
 "$src/tests/install/check-python-units.sh" "$root/usr/bin/unitmeter"
 man --warnings -l "$root/usr/share/man/man1/unitmeter.1.gz" 2>&1 >/dev/null | { ! grep .; } ||
     fail "man warns about the packaged page"
