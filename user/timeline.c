@@ -112,15 +112,30 @@ static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot
 	__atomic_store_n(&slot->index, 0, __ATOMIC_RELEASE);
 }
 
+/* Values written this late into an ended bucket are taken by the next drain... */
+#define TIMELINE_LATE_BUCKETS 64
+/* ...later ones by a look at the whole ring every this many drains (~1 s), well before the ring
+ * comes round (~4 s) */
+#define TIMELINE_FULL_SCAN_EVERY 20
+
+static size_t take_slot_if_ended(struct memory_timeline *t, struct um_timeline_bucket *slot,
+				 uint64_t to)
+{
+	uint64_t index = __atomic_load_n(&slot->index, __ATOMIC_ACQUIRE);
+
+	if (!index || index > to)
+		return 0;
+	take_slot(t, slot);
+	return 1;
+}
+
 size_t memory_timeline__drain(struct memory_timeline *t, struct um_timeline_bucket *ring,
 			      uint64_t now_ns, bool all)
 {
-	uint64_t to = UINT64_MAX;
+	uint64_t to = UINT64_MAX, from, now_index;
 	size_t taken = 0;
 
 	if (!all) {
-		uint64_t now_index;
-
 		if (now_ns < t->start_ns)
 			return 0;
 		now_index = ((now_ns - t->start_ns) >> UM_TIMELINE_SHIFT) + 1;
@@ -131,19 +146,23 @@ size_t memory_timeline__drain(struct memory_timeline *t, struct um_timeline_buck
 		to = now_index - TIMELINE_SETTLE_BUCKETS;
 	}
 	/*
-	 * The whole ring, not just the buckets since the last drain: a CPU that read the clock and
-	 * was then held up (an interrupt, its vCPU descheduled by the host) writes into a bucket
-	 * that ended long ago, and that slot must be freed before the ring comes round to it. 4096
-	 * loads, a few microseconds, every 50 ms.
+	 * A CPU that read the clock and was then held up (an interrupt, its vCPU descheduled by the
+	 * host) writes into a bucket that ended long ago, and that slot must be freed before the
+	 * ring comes round to it: now and then the whole ring, else the buckets since the last
+	 * drain and a margin before them. Scanning the whole ring every time cost a traced
+	 * workload a few percent of its CPU under emulation (the kernel matrix).
 	 */
-	for (size_t i = 0; i < UM_TIMELINE_SLOTS; i++) {
-		uint64_t index = __atomic_load_n(&ring[i].index, __ATOMIC_ACQUIRE);
-
-		if (index && index <= to) {
-			take_slot(t, &ring[i]);
-			taken++;
-		}
+	if (all || ++t->drains % TIMELINE_FULL_SCAN_EVERY == 0 ||
+	    to - t->next_index + TIMELINE_LATE_BUCKETS >= UM_TIMELINE_SLOTS) {
+		for (size_t i = 0; i < UM_TIMELINE_SLOTS; i++)
+			taken += take_slot_if_ended(t, &ring[i], to);
+	} else {
+		from = t->next_index > TIMELINE_LATE_BUCKETS ? t->next_index - TIMELINE_LATE_BUCKETS : 1;
+		for (uint64_t i = from; i <= to; i++)
+			taken += take_slot_if_ended(t, &ring[i & (UM_TIMELINE_SLOTS - 1)], to);
 	}
+	if (!all)
+		t->next_index = to + 1;
 	return taken;
 }
 

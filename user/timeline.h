@@ -32,6 +32,8 @@ struct memory_timeline {
 	unsigned shift;    /* a bucket is 2^shift ns */
 	size_t used;       /* buckets up to the last with a value */
 	uint64_t overruns; /* values the BPF ring had no room for (a gap in the timeline) */
+	uint64_t next_index; /* the first fine bucket the next drain looks at (and a margin before) */
+	uint64_t drains;
 	struct timeline_span spans[TIMELINE_BUCKETS];
 };
 
