@@ -361,22 +361,27 @@ static __always_inline void mark_tracked(struct task_struct *task)
 }
 
 /*
- * Raise a peak shared by all CPUs. A plain compare-and-store can lose the higher of two racing
+ * Raise a maximum shared by all CPUs. A plain compare-and-store can lose the higher of two racing
  * values; the CAS retries only while another CPU keeps raising it, so a few rounds suffice.
  */
-static __always_inline void peak_raise(__u64 *peak, __s64 value)
+static __always_inline void raise_to(__u64 *max, __u64 value)
 {
-	__u64 seen = *peak;
+	__u64 seen = *max;
 
-	if (value <= 0)
-		return;
-	for (int i = 0; i < 3 && (__u64)value > seen; i++) {
-		__u64 prev = um_cas(peak, seen, (__u64)value);
+	for (int i = 0; i < 3 && value > seen; i++) {
+		__u64 prev = um_cas(max, seen, value);
 
 		if (prev == seen)
 			break;
 		seen = prev;
 	}
+}
+
+/* The same for a peak of a signed sum: a sum at or below zero raises nothing. */
+static __always_inline void peak_raise(__u64 *peak, __s64 value)
+{
+	if (value > 0)
+		raise_to(peak, (__u64)value);
 }
 
 /* The runqueue's count of interrupt time (CONFIG_IRQ_TIME_ACCOUNTING, not on every kernel). */

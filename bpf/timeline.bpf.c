@@ -30,7 +30,8 @@ static __always_inline __u64 timeline_index(__u64 start)
 	struct um_timeline_clock *c = &timeline_clocks[CPU_SLOT(cpu)];
 	__u64 jiffies = bpf_jiffies64(), now;
 
-	if (c->jiffies == jiffies && c->index && c->reused < TIMELINE_CLOCK_REUSE) {
+	/* jiffies is never 0 (it starts 5 minutes before its wrap): the first event reads the clock */
+	if (c->jiffies == jiffies && c->reused < TIMELINE_CLOCK_REUSE) {
 		c->reused++;
 		return c->index;
 	}
@@ -41,24 +42,11 @@ static __always_inline __u64 timeline_index(__u64 start)
 	return c->index;
 }
 
-/* Raise *p to value; unsigned (peak_raise is for signed sums). */
-static __always_inline void raise_to(__u64 *p, __u64 value)
-{
-	__u64 seen = *p;
-
-	for (int i = 0; i < 3 && value > seen; i++) {
-		__u64 prev = um_cas(p, seen, value);
-
-		if (prev == seen)
-			break;
-		seen = prev;
-	}
-}
-
 __noinline int timeline_note(__u32 charge, __u64 bytes)
 {
 	__u64 start = timeline_start_ns, index, seen;
 	struct um_timeline_bucket *b;
+	struct um_timeline_range *r;
 
 	if (!start)
 		return 0;
@@ -72,14 +60,9 @@ __noinline int timeline_note(__u32 charge, __u64 bytes)
 			return 0;
 		}
 	}
-	if (charge) {
-		raise_to(&b->charge_max_bytes, bytes);
-		raise_to(&b->charge_min_complement, ~bytes);
-		b->charge_last_bytes = bytes;
-	} else {
-		raise_to(&b->rss_max_bytes, bytes);
-		raise_to(&b->rss_min_complement, ~bytes);
-		b->rss_last_bytes = bytes;
-	}
+	r = charge ? &b->charge : &b->rss;
+	raise_to(&r->max_bytes, bytes);
+	raise_to(&r->min_complement, ~bytes);
+	r->last_bytes = bytes;
 	return 0;
 }

@@ -48,16 +48,18 @@
 #define UM_TIMELINE_SHIFT 20
 #define UM_TIMELINE_SLOTS 4096
 
+/* One figure over one bucket. */
+struct um_timeline_range {
+	__u64 max_bytes;
+	/* the lowest value as its complement: 0 is "none yet", and lowering it is a raise */
+	__u64 min_complement;
+	__u64 last_bytes;
+};
+
 struct um_timeline_bucket {
 	/* the bucket's number since timeline_start_ns, plus one; 0: free (the loader took it) */
 	__u64 index;
-	__u64 rss_max_bytes;
-	/* the lowest value as its complement: 0 is "none yet", and lowering it is a raise */
-	__u64 rss_min_complement;
-	__u64 rss_last_bytes;
-	__u64 charge_max_bytes;
-	__u64 charge_min_complement;
-	__u64 charge_last_bytes;
+	struct um_timeline_range rss, charge;
 	__u64 pad;
 };
 _Static_assert(sizeof(struct um_timeline_bucket) == 64, "um_timeline_bucket layout");

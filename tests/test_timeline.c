@@ -25,11 +25,11 @@ static void put_rss(struct um_timeline_bucket *ring, uint64_t index, uint64_t by
 		memset(b, 0, sizeof(*b));
 		b->index = index;
 	}
-	if (bytes > b->rss_max_bytes)
-		b->rss_max_bytes = bytes;
-	if (~bytes > b->rss_min_complement)
-		b->rss_min_complement = ~bytes;
-	b->rss_last_bytes = bytes;
+	if (bytes > b->rss.max_bytes)
+		b->rss.max_bytes = bytes;
+	if (~bytes > b->rss.min_complement)
+		b->rss.min_complement = ~bytes;
+	b->rss.last_bytes = bytes;
 }
 
 static uint64_t at(json_t *timeline, const char *key, size_t i)

@@ -52,17 +52,17 @@ static size_t bucket_of(struct memory_timeline *t, uint64_t offset_ns)
 	return offset_ns >> t->shift < TIMELINE_BUCKETS ? offset_ns >> t->shift : TIMELINE_BUCKETS - 1;
 }
 
-static struct timeline_range fine_range(uint64_t index, uint64_t max, uint64_t min_complement,
-					uint64_t last)
+/* One figure of a fine bucket (index), as a range; none when no value came. */
+static struct timeline_range fine_range(uint64_t index, const struct um_timeline_range *fine)
 {
 	struct timeline_range r = { 0 };
 
 	/* a complement of 0 is "no value": every value's complement is above it but ~UINT64_MAX */
-	if (!min_complement)
+	if (!fine->min_complement)
 		return r;
-	r.min_bytes = ~min_complement;
-	r.max_bytes = max;
-	r.last_bytes = last;
+	r.min_bytes = ~fine->min_complement;
+	r.max_bytes = fine->max_bytes;
+	r.last_bytes = fine->last_bytes;
 	r.last_index = index;
 	return r;
 }
@@ -74,10 +74,8 @@ void memory_timeline__add(struct memory_timeline *t, const struct um_timeline_bu
 
 	if (!fine->index)
 		return;
-	rss = fine_range(fine->index, fine->rss_max_bytes, fine->rss_min_complement,
-			 fine->rss_last_bytes);
-	charge = fine_range(fine->index, fine->charge_max_bytes, fine->charge_min_complement,
-			    fine->charge_last_bytes);
+	rss = fine_range(fine->index, &fine->rss);
+	charge = fine_range(fine->index, &fine->charge);
 	if (!rss.last_index && !charge.last_index)
 		return;
 	k = bucket_of(t, (fine->index - 1) << UM_TIMELINE_SHIFT);
@@ -90,25 +88,26 @@ void memory_timeline__add(struct memory_timeline *t, const struct um_timeline_bu
 /* Buckets (~1 ms each) a drain leaves to be written on: more than a 100 Hz tick. */
 #define TIMELINE_SETTLE_BUCKETS 16
 
-/* Take one slot: copy it, then free it for the ring's next round (the index last). */
-static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot)
+/* A range the BPF side is writing meanwhile: read, then emptied for the slot's next round. */
+static struct um_timeline_range take_range(struct um_timeline_range *r)
 {
-	struct um_timeline_bucket copy;
+	struct um_timeline_range copy = {
+		.max_bytes = __atomic_exchange_n(&r->max_bytes, 0, __ATOMIC_RELAXED),
+		.min_complement = __atomic_exchange_n(&r->min_complement, 0, __ATOMIC_RELAXED),
+		.last_bytes = __atomic_exchange_n(&r->last_bytes, 0, __ATOMIC_RELAXED),
+	};
 
-	copy.index = __atomic_load_n(&slot->index, __ATOMIC_ACQUIRE);
-	copy.rss_max_bytes = __atomic_load_n(&slot->rss_max_bytes, __ATOMIC_RELAXED);
-	copy.rss_min_complement = __atomic_load_n(&slot->rss_min_complement, __ATOMIC_RELAXED);
-	copy.rss_last_bytes = __atomic_load_n(&slot->rss_last_bytes, __ATOMIC_RELAXED);
-	copy.charge_max_bytes = __atomic_load_n(&slot->charge_max_bytes, __ATOMIC_RELAXED);
-	copy.charge_min_complement = __atomic_load_n(&slot->charge_min_complement, __ATOMIC_RELAXED);
-	copy.charge_last_bytes = __atomic_load_n(&slot->charge_last_bytes, __ATOMIC_RELAXED);
+	return copy;
+}
+
+/* Take one slot (its index read already): copy and empty it, then free it (the index last). */
+static void take_slot(struct memory_timeline *t, struct um_timeline_bucket *slot, uint64_t index)
+{
+	struct um_timeline_bucket copy = { .index = index };
+
+	copy.rss = take_range(&slot->rss);
+	copy.charge = take_range(&slot->charge);
 	memory_timeline__add(t, &copy);
-	__atomic_store_n(&slot->rss_max_bytes, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->rss_min_complement, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->rss_last_bytes, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->charge_max_bytes, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->charge_min_complement, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->charge_last_bytes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->index, 0, __ATOMIC_RELEASE);
 }
 
@@ -125,7 +124,7 @@ static size_t take_slot_if_ended(struct memory_timeline *t, struct um_timeline_b
 
 	if (!index || index > to)
 		return 0;
-	take_slot(t, slot);
+	take_slot(t, slot, index);
 	return 1;
 }
 
