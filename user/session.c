@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "fileio.h"
 #include "hw.h"
 #include "html.h"
@@ -59,14 +60,6 @@ static void install_signals(void)
 	child.sa_handler = on_child;
 	sigemptyset(&child.sa_mask);
 	sigaction(SIGCHLD, &child, NULL);
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /*
@@ -282,13 +275,13 @@ static int session_finish(struct session *s)
 	report__set_counters(s->report, &c);
 	report__set_memcg(s->report, &s->memcg);
 	tracer__live_procs(s->tracer, report__add_live, s->report);
-	report__set_stop(s->report, monotonic_ns());
+	report__set_stop(s->report, um_monotonic_ns());
 	report__set_timeline(s->report, tracer__timeline(s->tracer));
 	if (s->have_python)
 		python_units__merge_reports(&s->python, report__hardware(s->report));
 	err = report__write_manifest(s->report, s->manifest);
 	report__print_tables(s->report, stderr);
-	s->t_written = monotonic_ns();
+	s->t_written = um_monotonic_ns();
 	if (c.lost_records || c.map_full)
 		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
 			"units are missing from the figures (lost_events in the manifest)",
@@ -341,11 +334,11 @@ static void say_phases(const struct session *s, uint64_t detach_ns)
 
 static void session_cleanup(struct session *s)
 {
-	uint64_t t0 = monotonic_ns();
+	uint64_t t0 = um_monotonic_ns();
 
 	tracer__timing(s->tracer, &s->timing);
 	tracer__destroy_detached(s->tracer);
-	say_phases(s, monotonic_ns() - t0);
+	say_phases(s, um_monotonic_ns() - t0);
 	memcg_remove(&s->memcg);
 	report__free(s->report);
 	for (size_t i = 0; i < s->n_specs; i++)
@@ -378,13 +371,13 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 			child_changed = 0;
 			if (waitpid(l->pid, wait_status, WNOHANG) == l->pid) {
 				reaped = true;
-				reaped_at = monotonic_ns();
+				reaped_at = um_monotonic_ns();
 				s->t_ended = reaped_at;
 			}
 		}
 		/* the exit record comes at the final context switch, which may follow the reaping */
 		if (reaped && (report__proc_finished(s->report, l->pid) ||
-			       monotonic_ns() - reaped_at > DRAIN_TIMEOUT_NS))
+			       um_monotonic_ns() - reaped_at > DRAIN_TIMEOUT_NS))
 			return 0;
 	}
 }
@@ -399,7 +392,7 @@ int session_run(const struct um_options *o)
 	char *path;
 	uint64_t t0;
 
-	s.t_begin = monotonic_ns();
+	s.t_begin = um_monotonic_ns();
 	path = launch_resolve(o->command_argv[0]);
 	if (!path) {
 		um_err("command not found: %s", o->command_argv[0]);
@@ -449,7 +442,7 @@ int session_run(const struct um_options *o)
 		goto out;
 	}
 	install_signals();
-	t0 = monotonic_ns();
+	t0 = um_monotonic_ns();
 	s.t_released = t0;
 	report__set_origin(s.report, t0);
 	report__add_root(s.report, l.pid, getpid(), o->command_argv[0]);
@@ -459,7 +452,7 @@ int session_run(const struct um_options *o)
 		goto out;
 	}
 	err = run_loop(&s, &l, &wait_status);
-	s.t_drained = monotonic_ns();
+	s.t_drained = um_monotonic_ns();
 	report__set_exit(s.report, wait_status);
 	if (session_finish(&s) || err)
 		goto out;
@@ -530,7 +523,7 @@ int session_attach(const struct um_options *o)
 	const char *why;
 	uint64_t t0, deadline;
 
-	s.t_begin = monotonic_ns();
+	s.t_begin = um_monotonic_ns();
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
 		return EXIT_UNITMETER;
@@ -550,7 +543,7 @@ int session_attach(const struct um_options *o)
 	s.tcfg.charge_cgroup_id = s.memcg.id;
 	if (!err)
 		err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
-	t0 = monotonic_ns();
+	t0 = um_monotonic_ns();
 	if (!err) {
 		report__set_origin(s.report, t0);
 		err = tracer__track(s.tracer, o->pid, 0, false);
@@ -559,7 +552,7 @@ int session_attach(const struct um_options *o)
 		err = tracer__attach(s.tracer);
 	if (err)
 		goto out;
-	s.t_released = monotonic_ns();
+	s.t_released = um_monotonic_ns();
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
 	report__add_root(s.report, o->pid, 0, exe);
@@ -568,7 +561,7 @@ int session_attach(const struct um_options *o)
 		o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
 	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	while (!stop_signal && monotonic_ns() < deadline &&
+	while (!stop_signal && um_monotonic_ns() < deadline &&
 	       !report__proc_finished(s.report, o->pid)) {
 		err = read_records(&s);
 		if (err < 0 && err != -EINTR)
@@ -579,7 +572,7 @@ int session_attach(const struct um_options *o)
 			break;
 		}
 	}
-	s.t_ended = s.t_drained = monotonic_ns();
+	s.t_ended = s.t_drained = um_monotonic_ns();
 	if (!session_finish(&s))
 		status = 0;
 out:

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "fileio.h"
 #include "kernel.h"
 #include "log.h"
@@ -44,14 +45,6 @@ struct tracer {
 	struct memory_timeline timeline;
 	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -231,7 +224,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 {
 	struct tracer *t = calloc(1, sizeof(*t));
 	int n_cpus = libbpf_num_possible_cpus();
-	uint64_t t0 = now_ns();
+	uint64_t t0 = um_monotonic_ns();
 	int err;
 
 	if (!t)
@@ -264,8 +257,8 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
 	choose_programs(t);
-	t->timing.open_ns = now_ns() - t0;
-	t0 = now_ns();
+	t->timing.open_ns = um_monotonic_ns() - t0;
+	t0 = um_monotonic_ns();
 	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
 	if (um_verbosity >= 3) {
 		struct bpf_program *prog;
@@ -297,7 +290,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		um_err("cannot set up the ring buffer: %s", strerror(-err));
 		goto fail;
 	}
-	t->timing.load_ns = now_ns() - t0;
+	t->timing.load_ns = um_monotonic_ns() - t0;
 	*out = t;
 	return 0;
 fail:
@@ -383,17 +376,9 @@ static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *p
 	return proc->live_threads ? 0 : -ESRCH;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 {
-	struct um_proc proc = { .ppid = ppid, .start_ns = monotonic_ns() };
+	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
 	__u32 key = pid;
 	int err;
 
@@ -505,7 +490,7 @@ static void warn_uretprobe_seccomp(void)
 
 int tracer__attach(struct tracer *t)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = um_monotonic_ns();
 	int err;
 
 	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
@@ -537,7 +522,7 @@ int tracer__attach(struct tracer *t)
 		if (err)
 			return err;
 	}
-	t->timing.attach_ns = now_ns() - t0;
+	t->timing.attach_ns = um_monotonic_ns() - t0;
 	return 0;
 }
 
@@ -555,7 +540,7 @@ const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
 
 static void timeline_drain(struct tracer *t, bool all)
 {
-	uint64_t now = now_ns();
+	uint64_t now = um_monotonic_ns();
 
 	if (!t->skel->bss->timeline_start_ns || (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
 		return;
