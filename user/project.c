@@ -605,87 +605,97 @@ static bool run_figure_ok(const json_t *run, const char *key, double max)
 	return !v || json_is_null(v) || (json_is_number(v) && x >= 0 && x <= max);
 }
 
+void um_project_input_init(struct project_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->fixed_s = -1;
+	in->group_peak_charge_bytes = -1;
+}
+
+int um_project_add(struct project_input *in, const char *path, const json_t *units,
+		   const json_t *run, char *err, size_t errlen)
+{
+	const json_t *u;
+	double walls = 0;
+	size_t i, first = in->n;
+
+	*err = '\0';
+	if (input_grow(in, in->n + json_array_size(units))) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		return -1;
+	}
+	json_array_foreach(units, i, u) {
+		const char *status = json_string_value(json_object_get(u, "status"));
+		const json_t *util = json_object_get(u, "cpu_utilisation");
+		const json_t *out = json_object_get(u, "output_bytes");
+		const json_t *charge = json_object_get(u, "peak_charge_bytes");
+		double wall = json_number_value(json_object_get(u, "wall_s"));
+		double cpu = json_number_value(json_object_get(u, "cpu_s"));
+
+		walls += wall;
+		/* the seed's stream has no status: every unit it wrote returned */
+		if (status && strcmp(status, "complete")) {
+			in->n_incomplete++;
+			continue;
+		}
+		in->wall_s[in->n] = wall;
+		in->cycle_s[in->n] = wall;
+		in->cpu_utilisation[in->n] = json_is_number(util) ? json_number_value(util)
+						   : wall > 0 ? cpu / wall : 0;
+		in->peak_rss_bytes[in->n] = json_number_value(json_object_get(u, "peak_rss_bytes"));
+		in->peak_charge_bytes[in->n] = json_is_number(charge) ? json_number_value(charge) : -1;
+		if (!json_is_number(charge))
+			charge_missing(in, path, run);
+		in->output_bytes[in->n] = json_is_number(out) ? json_number_value(out) : -1;
+		in->n++;
+	}
+	if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
+		    !run_figure_ok(run, "peak_rss_bytes", 4e18) ||
+		    !run_figure_ok(run, "peak_charge_bytes", 4e18))) {
+		snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s, peak_rss_bytes or "
+			 "peak_charge_bytes outside what a run can have", path);
+		return -1;
+	}
+	if (run && json_is_number(json_object_get(run, "wall_s")) &&
+	    !apply_timeline(in, units, run, first)) {
+		/* no start times: all the time outside the units is the fixed part */
+		double outside = json_number_value(json_object_get(run, "wall_s")) - walls;
+
+		in->fixed_from_totals = true;
+		if (outside < 0)
+			outside = 0;
+		if (outside > in->fixed_s)
+			in->fixed_s = outside;
+	}
+	if (run && json_number_value(json_object_get(run, "peak_rss_bytes")) >
+			   in->group_peak_rss_bytes)
+		in->group_peak_rss_bytes = json_number_value(json_object_get(run, "peak_rss_bytes"));
+	if (run && json_is_number(json_object_get(run, "peak_charge_bytes"))) {
+		double peak = json_number_value(json_object_get(run, "peak_charge_bytes"));
+
+		if (peak > in->group_peak_charge_bytes)
+			in->group_peak_charge_bytes = peak;
+	} else if (run) {
+		charge_missing(in, path, run);
+	}
+	in->n_files++;
+	return 0;
+}
+
 int um_project_load(const char *const *files, size_t n_files, struct project_input *in,
 		    char *err, size_t errlen)
 {
-	memset(in, 0, sizeof(*in));
-	*err = '\0';
-	in->fixed_s = -1;
-	in->group_peak_charge_bytes = -1;
+	um_project_input_init(in);
 	for (size_t f = 0; f < n_files; f++) {
-		json_t *units = json_array(), *run = NULL, *u;
-		double walls = 0;
-		size_t i, first = in->n;
+		json_t *units = json_array(), *run = NULL;
+		int rc = um_load_units_run(files[f], units, &run, err, errlen);
 
-		if (um_load_units_run(files[f], units, &run, err, errlen) ||
-		    input_grow(in, in->n + json_array_size(units))) {
-			if (!*err)
-				snprintf(err, errlen, "out of memory reading %s", files[f]);
-			json_decref(units);
-			json_decref(run);
-			return -1;
-		}
-		json_array_foreach(units, i, u) {
-			const char *status = json_string_value(json_object_get(u, "status"));
-			const json_t *util = json_object_get(u, "cpu_utilisation");
-			const json_t *out = json_object_get(u, "output_bytes");
-			const json_t *charge = json_object_get(u, "peak_charge_bytes");
-			double wall = json_number_value(json_object_get(u, "wall_s"));
-			double cpu = json_number_value(json_object_get(u, "cpu_s"));
-
-			walls += wall;
-			/* the seed's stream has no status: every unit it wrote returned */
-			if (status && strcmp(status, "complete")) {
-				in->n_incomplete++;
-				continue;
-			}
-			in->wall_s[in->n] = wall;
-			in->cycle_s[in->n] = wall;
-			in->cpu_utilisation[in->n] = json_is_number(util) ? json_number_value(util)
-							   : wall > 0 ? cpu / wall : 0;
-			in->peak_rss_bytes[in->n] = json_number_value(json_object_get(u, "peak_rss_bytes"));
-			in->peak_charge_bytes[in->n] = json_is_number(charge) ? json_number_value(charge)
-									      : -1;
-			if (!json_is_number(charge))
-				charge_missing(in, files[f], run);
-			in->output_bytes[in->n] = json_is_number(out) ? json_number_value(out) : -1;
-			in->n++;
-		}
-		if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
-			    !run_figure_ok(run, "peak_rss_bytes", 4e18) ||
-			    !run_figure_ok(run, "peak_charge_bytes", 4e18))) {
-			snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s, "
-				 "peak_rss_bytes or peak_charge_bytes outside what a run can have",
-				 files[f]);
-			json_decref(units);
-			json_decref(run);
-			return -1;
-		}
-		if (run && json_is_number(json_object_get(run, "wall_s")) &&
-		    !apply_timeline(in, units, run, first)) {
-			/* no start times: all the time outside the units is the fixed part */
-			double outside = json_number_value(json_object_get(run, "wall_s")) - walls;
-
-			in->fixed_from_totals = true;
-			if (outside < 0)
-				outside = 0;
-			if (outside > in->fixed_s)
-				in->fixed_s = outside;
-		}
-		if (run && json_number_value(json_object_get(run, "peak_rss_bytes")) >
-				   in->group_peak_rss_bytes)
-			in->group_peak_rss_bytes = json_number_value(json_object_get(run, "peak_rss_bytes"));
-		if (run && json_is_number(json_object_get(run, "peak_charge_bytes"))) {
-			double peak = json_number_value(json_object_get(run, "peak_charge_bytes"));
-
-			if (peak > in->group_peak_charge_bytes)
-				in->group_peak_charge_bytes = peak;
-		} else if (run) {
-			charge_missing(in, files[f], run);
-		}
-		in->n_files++;
+		if (!rc)
+			rc = um_project_add(in, files[f], units, run, err, errlen);
 		json_decref(units);
 		json_decref(run);
+		if (rc)
+			return -1;
 	}
 	return 0;
 }

@@ -97,6 +97,11 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
  */
 int um_project_load(const char *const *files, size_t n_files, struct project_input *in,
 		    char *err, size_t errlen);
+/* The same in steps, for files a caller has read already: an empty input, then each file's units
+ * (um_load_units_doc) and its "run" object (NULL for a stream). */
+void um_project_input_init(struct project_input *in);
+int um_project_add(struct project_input *in, const char *path, const json_t *units,
+		   const json_t *run, char *err, size_t errlen);
 void um_project_input_free(struct project_input *in);
 
 #endif

@@ -41,9 +41,11 @@ double um_round(double x, int ndigits)
 	return strtod(buf, NULL);
 }
 
-static double number(const json_t *obj, const char *key)
+double um_json_number(const json_t *obj, const char *key, double otherwise)
 {
-	return json_number_value(json_object_get(obj, key));
+	const json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : otherwise;
 }
 
 json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
@@ -113,9 +115,9 @@ json_t *um_summarise(const json_t *units)
 	json_array_foreach(units, i, unit) {
 		const json_t *out = json_object_get(unit, "output_bytes");
 
-		figures[i].wall_s = number(unit, "wall_s");
-		figures[i].cpu_s = number(unit, "cpu_s");
-		figures[i].peak_rss_bytes = number(unit, "peak_rss_bytes");
+		figures[i].wall_s = um_json_number(unit, "wall_s", 0);
+		figures[i].cpu_s = um_json_number(unit, "cpu_s", 0);
+		figures[i].peak_rss_bytes = um_json_number(unit, "peak_rss_bytes", 0);
 		figures[i].output_bytes = json_is_integer(out) ? json_integer_value(out) : -1;
 	}
 	summary = um_summarise_figures(figures, n);
@@ -221,6 +223,18 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 
 int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen)
 {
+	json_t *doc = NULL;
+	int rc = um_load_units_doc(path, units, run ? &doc : NULL, err, errlen);
+
+	if (run)
+		*run = json_is_object(json_object_get(doc, "run")) ?
+			       json_incref(json_object_get(doc, "run")) : NULL;
+	json_decref(doc);
+	return rc;
+}
+
+int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen)
+{
 	json_error_t jerr;
 	json_t *doc, *list, *unit;
 	char why[128];
@@ -228,8 +242,8 @@ int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, 
 	FILE *f;
 	int c, rc = 0;
 
-	if (run)
-		*run = NULL;
+	if (manifest)
+		*manifest = NULL;
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -257,8 +271,8 @@ int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, 
 				json_array_append(units, unit);
 			}
 		}
-		if (!rc && run && json_is_object(json_object_get(doc, "run")))
-			*run = json_incref(json_object_get(doc, "run"));
+		if (!rc && manifest)
+			*manifest = json_incref(doc);
 		json_decref(doc);
 		fclose(f);
 		return rc;

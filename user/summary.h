@@ -35,6 +35,10 @@ json_t *um_summarise(const json_t *units);
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
 /* The same; for a manifest, *run also gets its "run" object (a new reference), else NULL. */
 int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen);
+/* The same; for a manifest, *manifest gets the whole document (a new reference), else NULL. */
+int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen);
+/* A number of a JSON object, or otherwise when the key is missing or not a number. */
+double um_json_number(const json_t *obj, const char *key, double otherwise);
 
 /* The summary as a short human table. */
 void um_print_summary_table(FILE *out, const json_t *summary);
