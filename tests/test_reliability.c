@@ -408,13 +408,17 @@ static void collect_fd_ids(pid_t pid, struct bpf_ids *ids)
 
 struct watch {
 	pid_t *unitmeter;      /* shared with unitmeter's process, which writes its pid there */
-	int signal;            /* sent to unitmeter once its links are attached (0: none) */
-	int links_needed;
+	int signal;            /* sent to unitmeter once it holds `needed` objects of bpf_kinds[kind] */
+	int kind, needed;
+	bool after_exec;       /* and its command has exec'd */
 	volatile int stop;
 	bool signalled;
 	struct bpf_ids ids;
 	pthread_t thread;
 };
+
+/* The traced workload's comm after its exec (before it, the child still has unitmeter's). */
+#define COMMAND_COMM "units"
 
 static struct watch *the_watch;
 
@@ -443,6 +447,29 @@ static int children_of(pid_t pid, pid_t *out, int max)
 	return n;
 }
 
+/* Whether one of pid's children has exec'd the workload: unitmeter is tracing. */
+static bool command_started(pid_t pid)
+{
+	pid_t kids[8];
+	int n = children_of(pid, kids, 8);
+
+	for (int i = 0; i < n; i++) {
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", kids[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, COMMAND_COMM "\n", sizeof(comm)))
+			n = -1;
+		fclose(f);
+		if (n < 0)
+			return true;
+	}
+	return false;
+}
+
 static void *watch_thread(void *arg)
 {
 	struct watch *w = arg;
@@ -457,7 +484,8 @@ static void *watch_thread(void *arg)
 			for (int k = 0; k < 3; k++)
 				for (int i = 0; i < now.n[k]; i++)
 					ids_add(&w->ids, k, now.id[k][i]);
-			if (w->signal && !w->signalled && now.n[1] >= w->links_needed) {
+			if (w->signal && !w->signalled &&
+			    now.n[w->kind] >= w->needed && (!w->after_exec || command_started(pid))) {
 				pid_t kids[8];
 				int n = children_of(pid, kids, 8);
 
@@ -473,14 +501,16 @@ static void *watch_thread(void *arg)
 	return NULL;
 }
 
-static void watch_start(struct watch *w, int signal, int links_needed)
+static void watch_start(struct watch *w, int signal, int kind, int needed, bool after_exec)
 {
 	memset(w, 0, sizeof(*w));
 	w->unitmeter = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	cr_assert(w->unitmeter != MAP_FAILED);
 	*w->unitmeter = 0;
 	w->signal = signal;
-	w->links_needed = links_needed;
+	w->kind = kind;
+	w->needed = needed;
+	w->after_exec = after_exec;
 	the_watch = w;
 	cr_assert_eq(pthread_create(&w->thread, NULL, watch_thread, w), 0);
 }
@@ -597,7 +627,7 @@ Test(reliability, full_disk_for_the_stream_loses_no_unit, .fini = small_fs_remov
 	cr_assert_not_null(mkdtemp(manifest_dir));
 	snprintf(manifest, sizeof(manifest), "%s/run.json", manifest_dir);
 	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", small_fs);
-	watch_start(&w, 0, 0);
+	watch_start(&w, 0, 0, 0, false);
 	um_run_with(&r, false, args, tell_pid);
 	watch_stop(&w);
 	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
@@ -735,6 +765,8 @@ Test(reliability, ring_buffer_overflow_is_counted_and_warned)
 
 /* ---- 7. no BPF object left behind, on every exit path -------------------------------------- */
 
+/* The signal comes once unitmeter is tracing: the command has started, and every link is
+ * attached (the unit's uprobe pair at the command's exec, where fit_unit is found). */
 static void expect_clean_exit(int signal, int expected_status)
 {
 	struct um_result r;
@@ -742,7 +774,7 @@ static void expect_clean_exit(int signal, int expected_status)
 			       "--units", signal ? "1000" : "8", "--sleep-ms", "30", NULL };
 	struct watch w;
 
-	watch_start(&w, signal, 10);
+	watch_start(&w, signal, 1, 10, true);
 	um_run_with(&r, true, args, tell_pid);
 	watch_stop(&w);
 	cr_expect_eq(r.status, expected_status, "status %d: %s", r.status, r.err);
@@ -773,6 +805,77 @@ Test(reliability, no_bpf_left_after_sigint)
 Test(reliability, no_bpf_left_after_sigterm)
 {
 	expect_clean_exit(SIGTERM, 128 + SIGTERM);
+}
+
+/*
+ * kill(1) while the programs load (the signal comes once unitmeter holds its first map, ~90 ms
+ * before the command would start): set-up is not cut short with the command left held and the
+ * cgroup behind; the command is never started, unitmeter says so and exits 128+SIGTERM, and
+ * nothing stays loaded.
+ */
+Test(reliability, sigterm_during_set_up_starts_nothing_and_leaves_nothing)
+{
+	struct um_result r;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode", "slow",
+			       "--units", "8", "--sleep-ms", "30", NULL };
+	struct watch w;
+	char cmd[160], left[256] = "";
+	pid_t um;
+	FILE *p;
+
+	watch_start(&w, SIGTERM, 2, 1, false);
+	um_run_with(&r, true, args, tell_pid);
+	um = *w.unitmeter;
+	watch_stop(&w);
+	cr_assert(w.signalled, "unitmeter ended before the signal could be sent");
+	cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
+	cr_expect_eq(own_lines_with(r.err, "signal 15 during set-up"), 1, "%s", r.err);
+	cr_expect_null(r.manifest, "a manifest for a command that never ran");
+	cr_expect_null(r.truth, "the command ran: %s", r.out);
+	/* it exits soon after its last link: the watcher may not have seen them all */
+	expect_nothing_left(&w.ids, 1, 0);
+	/* the memory cgroup made for the run (unitmeter-PID, memcg.c) went with it */
+	snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -maxdepth 5 -type d -name unitmeter-%d",
+		 (int)um);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	if (!fgets(left, sizeof(left), p))
+		left[0] = '\0';
+	pclose(p);
+	cr_expect_str_empty(left, "cgroup left behind: %s", left);
+	um_result_free(&r);
+}
+
+/* The same for attach: the target is left as it was, untraced, and nothing stays loaded. */
+Test(reliability, sigterm_during_attach_set_up_leaves_the_target_alone)
+{
+	char pidtext[16];
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", NULL };
+	struct um_result r;
+	struct watch w;
+	pid_t target;
+	int status;
+
+	target = fork();
+	cr_assert(target >= 0);
+	if (target == 0) {
+		execl(workload("units"), "units", "--mode", "slow", "--units", "200", "--sleep-ms",
+		      "30", (char *)NULL);
+		_exit(99);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	watch_start(&w, SIGTERM, 2, 1, false);
+	um_run_with(&r, true, args, tell_pid);
+	watch_stop(&w);
+	cr_assert(w.signalled, "unitmeter ended before the signal could be sent");
+	cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
+	cr_expect_eq(own_lines_with(r.err, "signal 15 during set-up"), 1, "%s", r.err);
+	cr_expect_null(r.manifest, "a manifest of nothing traced");
+	cr_expect_eq(waitpid(target, &status, WNOHANG), 0, "the target did not outlive the attach");
+	kill(target, SIGKILL);
+	waitpid(target, &status, 0);
+	expect_nothing_left(&w.ids, 1, 0);
+	um_result_free(&r);
 }
 
 Test(reliability, no_bpf_left_after_sigkill)

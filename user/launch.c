@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -121,10 +122,27 @@ int launch__cgroup_result(struct launch *l)
 	return n == sizeof(err) ? -err : -EPIPE;
 }
 
+/* The signals unitmeter handles (session.c): the command gets them with their default action. */
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE };
+
+/* In the child, signals still blocked: unitmeter's handlers and its ignored SIGPIPE are not the
+ * command's (an ignored signal stays ignored across exec). A signal that came meanwhile then
+ * takes its default action here, as it would have on the command. */
+static void restore_default_signals(const sigset_t *mask)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaction(handled_signals[i], &dfl, NULL);
+	pthread_sigmask(SIG_SETMASK, mask, NULL);
+}
+
 int launch__start(struct launch *l, const char *path, char *const argv[], bool as_root,
 		  const char *cgroup_procs)
 {
 	int barrier[2], cgroup_word[2] = { -1, -1 };
+	sigset_t all, before;
 	uid_t uid;
 	gid_t gid;
 	char go;
@@ -144,7 +162,12 @@ int launch__start(struct launch *l, const char *path, char *const argv[], bool a
 		close(barrier[1]);
 		return err;
 	}
+	/* no handler of unitmeter's may run in the child between fork and its reset */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &before);
 	l->pid = fork();
+	if (l->pid != 0)
+		pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (l->pid < 0) {
 		int err = -errno;
 
@@ -157,6 +180,7 @@ int launch__start(struct launch *l, const char *path, char *const argv[], bool a
 		return err;
 	}
 	if (l->pid == 0) {
+		restore_default_signals(&before);
 		close(barrier[1]);
 		if (cgroup_procs) {
 			close(cgroup_word[0]);

@@ -46,9 +46,14 @@ static void on_child(int sig)
 	child_changed = 1;
 }
 
+/*
+ * From the start of a session, so that a signal during set-up (the load takes ~70 ms, more
+ * under a sanitizer or in a slow VM) is acted on, not fatal with nothing cleaned up. The command
+ * gets the default actions back in launch.c.
+ */
 static void install_signals(void)
 {
-	struct sigaction stop = { 0 }, child = { 0 };
+	struct sigaction stop = { 0 }, child = { 0 }, ignore = { 0 };
 
 	/* one-shot: a second Ctrl-C takes the default action and ends unitmeter at once */
 	stop.sa_sigaction = on_stop;
@@ -60,6 +65,10 @@ static void install_signals(void)
 	child.sa_handler = on_child;
 	sigemptyset(&child.sa_mask);
 	sigaction(SIGCHLD, &child, NULL);
+	/* a command that dies while held must give launch__release an error, not end unitmeter */
+	ignore.sa_handler = SIG_IGN;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, NULL);
 }
 
 /*
@@ -393,6 +402,7 @@ int session_run(const struct um_options *o)
 	uint64_t t0;
 
 	s.t_begin = um_monotonic_ns();
+	install_signals();
 	path = launch_resolve(o->command_argv[0]);
 	if (!path) {
 		um_err("command not found: %s", o->command_argv[0]);
@@ -441,7 +451,14 @@ int session_run(const struct um_options *o)
 		launch__abort(&l);
 		goto out;
 	}
-	install_signals();
+	/* stopped before the command ran: it is not started at all (nothing was measured) */
+	if (stop_signal) {
+		um_err("signal %d during set-up: %s was not started, nothing was measured",
+		       stop_signal, path);
+		launch__abort(&l);
+		status = 128 + stop_signal;
+		goto out;
+	}
 	t0 = um_monotonic_ns();
 	s.t_released = t0;
 	report__set_origin(s.report, t0);
@@ -524,6 +541,7 @@ int session_attach(const struct um_options *o)
 	uint64_t t0, deadline;
 
 	s.t_begin = um_monotonic_ns();
+	install_signals();
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
 		return EXIT_UNITMETER;
@@ -552,11 +570,16 @@ int session_attach(const struct um_options *o)
 		err = tracer__attach(s.tracer);
 	if (err)
 		goto out;
+	if (stop_signal) {
+		um_err("signal %d during set-up: process %d was not traced, nothing was measured",
+		       stop_signal, o->pid);
+		status = 128 + stop_signal;
+		goto out;
+	}
 	s.t_released = um_monotonic_ns();
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
 	report__add_root(s.report, o->pid, 0, exe);
-	install_signals();
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
 		o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
