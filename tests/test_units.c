@@ -150,7 +150,14 @@ Test(units, page_allocs_of_the_unit_its_threads_and_child)
 	expect_page_allocs(child, child_mib, 1, 4);
 }
 
-/* CPU-bound units, `threads` threads each: each unit's cpu_s within 2% of the thread clocks. */
+/*
+ * CPU-bound units, `threads` threads each. A unit runs from its entry probe to its return probe,
+ * so its CPU lies between two clocks of the workload: the thread clocks across the function's
+ * body (cpu_ns), and the process clock across the call (call_cpu_ns: the probes' own work on the
+ * thread and the helper threads' start and exit too). Each unit's cpu_s must fall within 2% of
+ * that interval. On real hardware the two differ by microseconds; in an emulated guest the
+ * probes take milliseconds (2% of a 250 ms unit, measured: the first unit of a run the most).
+ */
 static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *threads)
 {
 	const char *mode[] = { "--mode", "cpu", "--units", units, "--cpu-ms", cpu_ms, "--threads", threads, NULL };
@@ -161,11 +168,15 @@ static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *t
 	cr_assert_eq(json_array_size(list), (size_t)atoi(units), "%s", r.err);
 	truth = jget(r.truth, "units");
 	json_array_foreach(list, i, u) {
-		double cpu = jnum(u, "cpu_s"), clock = jnum(json_array_get(truth, i), "cpu_ns") / 1e9;
+		double cpu = jnum(u, "cpu_s"), body = jnum(json_array_get(truth, i), "cpu_ns") / 1e9,
+		       call = jnum(json_array_get(truth, i), "call_cpu_ns") / 1e9;
 
-		cr_expect(within(cpu, clock, 0.02, 0), "unit %zu: cpu %.4f s, thread clocks %.4f s "
-			  "(wall %.4f s, start_ns %.0f, switch-in misses %.0f)", i, cpu, clock,
-			  jnum(u, "wall_s"), jnum(u, "start_ns"),
+		cr_expect(body <= call, "unit %zu: the body's clocks %.4f s above the call's %.4f s",
+			  i, body, call);
+		cr_expect(cpu >= body * 0.98 && cpu <= call * 1.02,
+			  "unit %zu: cpu %.4f s, thread clocks of the body %.4f s, process clock of the "
+			  "call %.4f s (wall %.4f s, start_ns %.0f, switch-in misses %.0f)", i, cpu, body,
+			  call, jnum(u, "wall_s"), jnum(u, "start_ns"),
 			  jnum(jget(r.manifest, "run"), "switch_in_misses"));
 		cr_expect_eq(jnum(u, "threads"), atoi(threads));
 	}

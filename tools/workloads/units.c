@@ -20,6 +20,9 @@
  *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
  *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
  *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
+ * cpu mode also reports call_cpu_ns, the process clock across the whole call as its caller sees
+ * it: the unit probes' own work on the thread and the helper threads' start and exit included.
+ * A unit's CPU lies between cpu_ns and call_cpu_ns.
  * Each unit also reports proc_cpu_ns, CLOCK_PROCESS_CPUTIME_ID across the unit's body (every
  * thread of the process, the helper threads' creation and exit included).
  */
@@ -51,6 +54,7 @@ struct job {
 	long oom_mib;           /* touch up to this many MiB, reporting RSS after each */
 	/* truth, filled by the unit */
 	uint64_t cpu_ns, proc_cpu_ns;
+	uint64_t call_cpu_ns;   /* the caller's process clock across the call (cpu mode) */
 	long long rss_before, rss_hold;
 	pid_t child;
 	uint64_t child_cpu_ns;
@@ -177,10 +181,11 @@ static int unit_json(char *buf, size_t len, int first, const struct job *j)
 {
 	return snprintf(buf, len,
 			"%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
-			"\"cpu_ns\": %llu, \"proc_cpu_ns\": %llu, \"child\": %d, \"child_cpu_ns\": %llu, "
-			"\"child_rss_hold\": %lld}",
+			"\"cpu_ns\": %llu, \"call_cpu_ns\": %llu, \"proc_cpu_ns\": %llu, \"child\": %d, "
+			"\"child_cpu_ns\": %llu, \"child_rss_hold\": %lld}",
 			first ? "" : ", ", getpid(), j->mib * (long)MIB + j->kib * 1024, j->rss_before, j->rss_hold,
-			(unsigned long long)j->cpu_ns, (unsigned long long)j->proc_cpu_ns, j->child,
+			(unsigned long long)j->cpu_ns, (unsigned long long)j->call_cpu_ns,
+			(unsigned long long)j->proc_cpu_ns, j->child,
 			(unsigned long long)j->child_cpu_ns, j->child_rss_hold);
 }
 
@@ -259,8 +264,12 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++) {
 			struct job j = base;
 
+			uint64_t call_start;
+
 			j.depth = arg_long(argc, argv, "--depth", 0);
+			call_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 			fit_unit(&j);
+			j.call_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - call_start;
 			print_unit(i == 0, &j);
 		}
 		printf("]}\n");
