@@ -157,11 +157,16 @@ static int probe_interpreter(const char *interp, uid_t uid, gid_t gid, char *out
 		_exit(127);
 	}
 	close(fds[1]);
-	n = read(fds[0], out, outlen - 1);
+	/* unitmeter's signal handlers are in place (session.c): a signal is no failure here */
+	do
+		n = read(fds[0], out, outlen - 1);
+	while (n < 0 && errno == EINTR);
 	close(fds[0]);
 	out[n > 0 ? n : 0] = '\0';
 	out[strcspn(out, "\n")] = '\0';
-	waitpid(pid, &status, 0);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -ECHILD;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && n > 0 ? 0 : -ENOEXEC;
 }
 
