@@ -57,6 +57,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid == ptgid) {
 		/* a new thread of a tracked process */
 		__sync_fetch_and_add(&pproc->live_threads, 1);
+		__sync_fetch_and_add(&pproc->active_threads, 1);
 		__sync_fetch_and_add(&pproc->threads_seen, 1);
 		UNIT_ADD(pproc->units[0], threads, 1);
 		UNIT_ADD(pproc->units[1], threads, 1);
@@ -65,6 +66,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 
 	proc.ppid = ptgid;
 	proc.live_threads = 1;
+	proc.active_threads = 1;
 	proc.threads_seen = 1;
 	proc.start_ns = bpf_ktime_get_ns();
 	proc.units[0] = pproc->units[0];

@@ -76,7 +76,15 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!proc)
 		return 0;
 	if (id == NR_exit || id == NR_exit_group) {
+		struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
 		cpu_pending_charge(bpf_get_smp_processor_id(), tid, proc);
+		/* before the kernel wakes a joiner (at the exit's mm release): from now on a unit
+		 * that opens does not count this thread; the syscall never returns, so once */
+		if (th && !th->exit_called) {
+			th->exit_called = 1;
+			__sync_fetch_and_add(&proc->active_threads, -1);
+		}
 	} else if (is_fork(id)) {
 		__u64 none = 0;
 

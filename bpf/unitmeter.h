@@ -171,9 +171,13 @@ struct um_proc {
 	__u32 ppid;
 	__u32 flags;        /* enum um_proc_flags */
 	__u32 live_threads; /* threads not yet switched out dead */
+	/* of those, the ones that have not entered exit: a thread the program has joined may
+	 * run on in the kernel's exit path for a while, and a unit opening then must not count it */
+	__u32 active_threads;
 	__u32 threads_seen;
 	__s32 exit_code;
 	__u32 unit_depth; /* nesting of unit-function calls in this process */
+	__u32 pad;
 	__u64 mm;         /* kernel address of its current mm_struct (the mms key), 0 until bound */
 	__u64 own_unit; /* id of the unit this process opened, 0 when none */
 	__u64 units[UM_SCOPE_DEPTH]; /* open units whose scope holds this process, newest first */
@@ -206,7 +210,7 @@ struct um_thread {
 	__u64 steal_at_in_ns;  /* the CPU's cumulative steal time at switch-in */
 	__u64 last_out_ns;     /* bpf_ktime_get_ns() at the last switch-out */
 	__u32 cpu;             /* where it was switched in */
-	__u32 pad;
+	__u32 exit_called;     /* it entered exit or exit_group: no longer one of active_threads */
 	/* baseline build: the thread's RSS cache (task->rss_stat.count) as last applied, in pages */
 	__s32 rss_cache_pages[UM_MM_NR_MEMBERS];
 };

@@ -267,7 +267,10 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	unit->page_alloc_bytes = 0;
 	unit->output_bytes = 0;
 	unit->processes = 1;
-	unit->threads = proc->live_threads;
+	/* not live_threads: a helper joined just before this call may not have switched out dead
+	 * yet (seen in guests: one thread too many); never more than live_threads */
+	unit->threads = proc->active_threads && proc->active_threads <= proc->live_threads
+				? proc->active_threads : proc->live_threads;
 	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
 	/* after the id: from here on the charge reads raise its peak */
 	charge_unit_open(id);

@@ -369,6 +369,7 @@ static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *p
 			t->marks_failed = true;
 		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
 			proc->live_threads++;
+			proc->active_threads++;
 			proc->threads_seen++;
 		}
 	}
@@ -387,7 +388,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		struct um_thread th = { .tgid = pid };
 
 		proc.flags = UM_PROC_AWAIT_EXEC;
-		proc.live_threads = proc.threads_seen = 1;
+		proc.live_threads = proc.active_threads = proc.threads_seen = 1;
 		err = task_runtime_ns(pid, pid, &th.runtime_seen_ns);
 		if (!err && mark_tracked(t, pid))
 			t->marks_failed = true;

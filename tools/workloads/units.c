@@ -8,7 +8,11 @@
  *             with --keep a unit's pages are unmapped after it returns, not inside it;
  *             with --exit-at-once the first unit only, then _exit(0) as it returns (no output)
  *   cpu       --units N --cpu-ms C [--threads T] [--thread-mib M]  CPU-bound units, T threads
- *             each; each helper thread first touches M MiB and unmaps it
+ *             each; each helper thread first touches M MiB and unmaps it; with --rt-joiner the
+ *             process keeps to one CPU and the calling thread is SCHED_FIFO, so a joined
+ *             helper's wake-up of it preempts the helper inside its exit, before the helper's
+ *             last switch: the next unit opens while the kernel still runs a thread the program
+ *             has joined
  *   recursion --units N --depth D  fit_unit calls itself D times
  *   fork      --child-mib M --cpu-ms C  the unit forks a child that holds M MiB and burns C ms
  *   exit      two units, then one that calls exit(3) inside the unit
@@ -20,14 +24,16 @@
  *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
  *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
  *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
- * cpu mode also reports call_cpu_ns, the process clock across the whole call as its caller sees
- * it: the unit probes' own work on the thread and the helper threads' start and exit included.
- * A unit's CPU lies between cpu_ns and call_cpu_ns.
+ * cpu and fork modes also report call_cpu_ns, the process clock across the whole call as its
+ * caller sees it: the unit probes' own work on the thread and the helper threads' start and exit
+ * included. A unit's CPU lies between cpu_ns and call_cpu_ns (plus child_cpu_ns in fork mode).
  * Each unit also reports proc_cpu_ns, CLOCK_PROCESS_CPUTIME_ID across the unit's body (every
  * thread of the process, the helper threads' creation and exit included).
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET, sched_getcpu */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -62,6 +68,32 @@ struct job {
 };
 
 static int unit_json(char *buf, size_t len, int first, const struct job *j);
+
+/* The helper threads' attributes: NULL, or SCHED_OTHER under an --rt-joiner caller. */
+static pthread_attr_t *helper_attr;
+
+/* --rt-joiner: one CPU for the process, SCHED_FIFO for the caller, SCHED_OTHER for helpers. */
+static void become_rt_joiner(void)
+{
+	static pthread_attr_t attr;
+	struct sched_param rt = { .sched_priority = 1 }, other = { 0 };
+	cpu_set_t one;
+	int err = 0;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one) ||
+	    (err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt))) {
+		fprintf(stderr, "units: --rt-joiner: cannot pin to one CPU and take SCHED_FIFO: %s\n",
+			strerror(errno ? errno : err));
+		exit(3);
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &other);
+	helper_attr = &attr;
+}
 
 static void *burn_thread(void *arg)
 {
@@ -99,7 +131,7 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 		long extra = j->threads > 1 ? (j->threads - 1 < MAX_THREADS ? j->threads - 1 : MAX_THREADS) : 0;
 
 		for (long i = 0; i < extra; i++)
-			if (pthread_create(&tids[i], NULL, burn_thread, j)) {
+			if (pthread_create(&tids[i], helper_attr, burn_thread, j)) {
 				fprintf(stderr, "units: cannot create thread %ld\n", i + 1);
 				exit(1);
 			}
@@ -260,10 +292,11 @@ int main(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else if (!strcmp(mode, "cpu") || !strcmp(mode, "recursion")) {
+		if (arg_flag(argc, argv, "--rt-joiner"))
+			become_rt_joiner();
 		printf("{\"units\": [");
 		for (long i = 0; i < n; i++) {
 			struct job j = base;
-
 			uint64_t call_start;
 
 			j.depth = arg_long(argc, argv, "--depth", 0);
@@ -276,9 +309,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "fork")) {
 		struct job j = base;
 
+		uint64_t call_start;
+
 		j.child_mib = arg_long(argc, argv, "--child-mib", 40);
 		printf("{\"units\": [");
+		call_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		fit_unit(&j);
+		/* the child, reaped inside the unit, is in child_cpu_ns, not in this clock */
+		j.call_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - call_start;
 		print_unit(1, &j);
 		printf("]}\n");
 	} else if (!strcmp(mode, "exit") || !strcmp(mode, "kill")) {
