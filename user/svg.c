@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The HTML report's charts (see svg.h). */
-#include "svg.h"
-#include "summary.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "summary.h"
+#include "svg.h"
 
 #define MIB (1024.0 * 1024.0)
 #define GIB (1024.0 * MIB)
@@ -117,17 +117,15 @@ static void x_axis(FILE *out, const struct plot *p, enum value_kind kind)
 	double step = axis_step(p->x_hi - p->x_lo, kind, 6), y = p->top + p->height;
 	char label[48];
 
-	fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
-		p->left, y, p->left + p->width, y);
+	fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", p->left,
+		y, p->left + p->width, y);
 	for (double v = ceil(p->x_lo / step) * step; v <= p->x_hi + step * 1e-9; v += step) {
 		if (fabs(v) < step * 1e-9)
 			v = 0;
 		svg_format_value(label, sizeof(label), v, kind);
-		fprintf(
-		    out,
-		    "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-		    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-		    px(p, v), y, px(p, v), y + 4, px(p, v), y + 16, label);
+		fprintf(out, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+			     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+			px(p, v), y, px(p, v), y + 4, px(p, v), y + 16, label);
 	}
 }
 
@@ -138,9 +136,8 @@ static void y_axis(FILE *out, const struct plot *p, enum value_kind kind)
 
 	for (double v = ceil(p->y_lo / step) * step; v <= p->y_hi + step * 1e-9; v += step) {
 		svg_format_value(label, sizeof(label), v, kind);
-		fprintf(out,
-			"<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+			     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
 			p->left, py(p, v), p->left + p->width, py(p, v), p->left - 6, py(p, v) + 4,
 			label);
 	}
@@ -169,22 +166,20 @@ static void stat_item(FILE *out, const char *name, double v, enum value_kind kin
 	char text[48];
 
 	svg_format_value(text, sizeof(text), v, kind);
-	fprintf(out, "<span class=\"stat\" data-stat=\"%s\" data-value=\"%.17g\">%s %s</span> ",
-		name, v, name, text);
+	fprintf(out, "<span class=\"stat\" data-stat=\"%s\" data-value=\"%.17g\">%s %s</span> ", name, v,
+		name, text);
 }
 
 void svg_distribution(FILE *out, const char *key, const char *label, const double *values, size_t n,
 		      enum value_kind kind)
 {
-	struct plot p = {.left = 56, .top = 10, .width = 390, .height = 130};
-	size_t counts[DIST_BINS] = {0}, top = 0;
+	struct plot p = { .left = 56, .top = 10, .width = 390, .height = 130 };
+	size_t counts[DIST_BINS] = { 0 }, top = 0;
 	double *v, lo, hi, width, median, p90;
 	char a[48], b[48];
 
-	fprintf(out,
-		"<figure class=\"dist\" id=\"dist-%s\" data-key=\"%s\" data-n=\"%zu\">"
-		"<figcaption>%s</figcaption>",
-		key, key, n, label);
+	fprintf(out, "<figure class=\"dist\" id=\"dist-%s\" data-key=\"%s\" data-n=\"%zu\">"
+		     "<figcaption>%s</figcaption>", key, key, n, label);
 	if (!n) {
 		fputs("<p class=\"why\">No unit has this figure.</p></figure>\n", out);
 		return;
@@ -223,29 +218,24 @@ void svg_distribution(FILE *out, const char *key, const char *label, const doubl
 			continue;
 		svg_format_value(a, sizeof(a), lo + i * width, kind);
 		svg_format_value(b, sizeof(b), lo + (i + 1) * width, kind);
-		fprintf(out,
-			"<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			"data-count=\"%zu\"><title>%s to %s: %zu unit%s</title></rect>",
+		fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			     "data-count=\"%zu\"><title>%s to %s: %zu unit%s</title></rect>",
 			x0 + 0.5, py(&p, counts[i]), x1 - x0 - 1 > 1 ? x1 - x0 - 1 : 1,
 			p.top + p.height - py(&p, counts[i]), counts[i], a, b, counts[i],
 			counts[i] == 1 ? "" : "s");
 	}
 	svg_format_value(a, sizeof(a), median, kind);
 	svg_format_value(b, sizeof(b), p90, kind);
-	fprintf(
-	    out,
-	    "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">"
-	    "<title>median %s</title></line>"
-	    "<line class=\"p90\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>p90 "
-	    "%s</title></line>"
-	    "<text class=\"mark\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">median</text>"
-	    "<text class=\"mark p90\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">p90</text></svg>",
-	    px(&p, median), p.top, px(&p, median), p.top + p.height, a, px(&p, p90), p.top,
-	    px(&p, p90), p.top + p.height, b, label_x(&p, median), p.top + 9,
-	    label_anchor(&p, median), label_x(&p, p90), p.top + 20, label_anchor(&p, p90));
+	fprintf(out, "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">"
+		     "<title>median %s</title></line>"
+		     "<line class=\"p90\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>p90 %s</title></line>"
+		     "<text class=\"mark\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">median</text>"
+		     "<text class=\"mark p90\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">p90</text></svg>",
+		px(&p, median), p.top, px(&p, median), p.top + p.height, a, px(&p, p90), p.top,
+		px(&p, p90), p.top + p.height, b, label_x(&p, median), p.top + 9,
+		label_anchor(&p, median), label_x(&p, p90), p.top + 20, label_anchor(&p, p90));
 	fputs("<p class=\"stats\">", out);
-	fprintf(out, "<span class=\"stat\" data-stat=\"n\" data-value=\"%zu\">%zu units</span> ", n,
-		n);
+	fprintf(out, "<span class=\"stat\" data-stat=\"n\" data-value=\"%zu\">%zu units</span> ", n, n);
 	stat_item(out, "median", median, kind);
 	stat_item(out, "p90", p90, kind);
 	stat_item(out, "max", v[n - 1], kind);
@@ -302,7 +292,7 @@ static int by_pid(const void *a, const void *b)
 
 static struct lane *lane_of(struct lane *lanes, const struct pid_at *index, size_t n, long long pid)
 {
-	struct pid_at key = {.pid = pid};
+	struct pid_at key = { .pid = pid };
 	const struct pid_at *hit = n ? bsearch(&key, index, n, sizeof(*index), by_pid) : NULL;
 
 	return hit ? &lanes[hit->at] : NULL;
@@ -314,9 +304,8 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 	char wall[48], peak[48];
 	double y = p->top + row * LANE_HEIGHT + 3, w = px(p, s1) - px(p, s0);
 
-	fprintf(out,
-		"<rect class=\"unit\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
-		"data-units=\"%zu\"><title>",
+	fprintf(out, "<rect class=\"unit\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
+		     "data-units=\"%zu\"><title>",
 		px(p, s0), y, w > 0.6 ? w : 0.6, LANE_HEIGHT - 6, count);
 	if (count == 1) {
 		svg_format_value(wall, sizeof(wall), um_json_number(unit, "wall_s", 0),
@@ -359,8 +348,7 @@ static struct unit_span *unit_spans(const json_t *units, size_t *n)
 	*n = 0;
 	if (!spans)
 		return NULL;
-	json_array_foreach(units, i, u)
-	{
+	json_array_foreach(units, i, u) {
 		if (!json_is_number(json_object_get(u, "start_ns")))
 			continue;
 		spans[*n].pid = (long long)um_json_number(u, "pid", -1);
@@ -432,7 +420,7 @@ static void lane_title(FILE *out, const struct lane *l)
 size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *units, double end_s)
 {
 	size_t n = json_array_size(per_process), i, drawn = 0;
-	struct plot p = {.left = LANE_LABEL, .top = 4, .width = 960 - LANE_LABEL - 10};
+	struct plot p = { .left = LANE_LABEL, .top = 4, .width = 960 - LANE_LABEL - 10 };
 	struct lane *lanes = calloc(n ? n : 1, sizeof(*lanes));
 	struct pid_at *index = calloc(n ? n : 1, sizeof(*index));
 	size_t n_spans = 0;
@@ -446,8 +434,7 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 		free(index);
 		return 0;
 	}
-	json_array_foreach(per_process, i, proc)
-	{
+	json_array_foreach(per_process, i, proc) {
 		struct lane *l = &lanes[i];
 		const json_t *end = json_object_get(proc, "end_ns");
 
@@ -462,7 +449,7 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 	}
 	qsort(lanes, n, sizeof(*lanes), by_start);
 	for (i = 0; i < n; i++)
-		index[i] = (struct pid_at){.pid = lanes[i].pid, .at = i};
+		index[i] = (struct pid_at){ .pid = lanes[i].pid, .at = i };
 	qsort(index, n, sizeof(*index), by_pid);
 	/* roots first (a parent not in the table), each followed by its descendants */
 	for (i = 0; i < n; i++)
@@ -473,10 +460,8 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 			place(lanes, n, i, &rows);
 	p.height = rows * LANE_HEIGHT;
 	p.x_hi = end_s > 0 ? end_s : 1;
-	fprintf(out,
-		"<svg class=\"timeline\" viewBox=\"0 0 960 %.0f\" role=\"img\" "
-		"aria-label=\"processes and units over time\">",
-		p.height + 30);
+	fprintf(out, "<svg class=\"timeline\" viewBox=\"0 0 960 %.0f\" role=\"img\" "
+		     "aria-label=\"processes and units over time\">", p.height + 30);
 	for (i = 0; i < n; i++) {
 		struct lane *l = &lanes[i], *parent;
 		double y;
@@ -484,25 +469,19 @@ size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *
 		if (l->row < 0)
 			continue;
 		y = p.top + l->row * LANE_HEIGHT;
-		fprintf(out,
-			"<g class=\"lane\" data-pid=\"%lld\" data-ppid=\"%lld\">"
-			"<text class=\"lane-label\" x=\"%d\" y=\"%.1f\">%lld ",
+		fprintf(out, "<g class=\"lane\" data-pid=\"%lld\" data-ppid=\"%lld\">"
+			     "<text class=\"lane-label\" x=\"%d\" y=\"%.1f\">%lld ",
 			l->pid, l->ppid, LANE_LABEL - 6, y + 12, l->pid);
 		svg_text(out, json_string_value(json_object_get(l->proc, "comm")));
-		fprintf(out,
-			"</text><rect class=\"proc\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-			"height=\"%d\">",
+		fprintf(out, "</text><rect class=\"proc\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\">",
 			px(&p, l->start_s), y + 1, fmax(px(&p, l->end_s) - px(&p, l->start_s), 0.8),
 			LANE_HEIGHT - 2);
 		lane_title(out, l);
 		fputs("</rect>", out);
 		parent = lane_of(lanes, index, n, l->ppid);
 		if (parent && parent->row >= 0)
-			fprintf(out,
-				"<line class=\"fork\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
-				"y2=\"%.1f\"/>",
-				px(&p, l->start_s),
-				p.top + parent->row * LANE_HEIGHT + LANE_HEIGHT / 2.0,
+			fprintf(out, "<line class=\"fork\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>",
+				px(&p, l->start_s), p.top + parent->row * LANE_HEIGHT + LANE_HEIGHT / 2.0,
 				px(&p, l->start_s), y + LANE_HEIGHT / 2.0);
 		lane_units(out, &p, l, spans, n_spans, n_spans > MAX_UNIT_BARS);
 		fputs("</g>", out);
@@ -544,8 +523,8 @@ static void band(FILE *out, const struct plot *p, const json_t *mins, const json
 		}
 		for (j = i; j < n && bucket_value(maxs, j, &v); j++)
 			;
-		fprintf(out, "<path class=\"%s\" d=\"M%.2f,%.1f", cls,
-			px(p, start_s + i * bucket_s), py(p, 0));
+		fprintf(out, "<path class=\"%s\" d=\"M%.2f,%.1f", cls, px(p, start_s + i * bucket_s),
+			py(p, 0));
 		for (size_t k = i; k < j; k++) {
 			bucket_value(maxs, k, &v);
 			fprintf(out, "V%.1fH%.2f", py(p, v), px(p, start_s + (k + 1) * bucket_s));
@@ -570,7 +549,7 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 	double start_s = um_json_number(tl, "start_ns", 0) / 1e9,
 	       bucket_s = um_json_number(tl, "bucket_ns", 1) / 1e9;
 	double top = 0, peak = -1, v;
-	struct plot p = {.left = 70, .top = 10, .width = 870, .height = 220};
+	struct plot p = { .left = 70, .top = 10, .width = 870, .height = 220 };
 	char a[48], b[48], c[48];
 
 	for (size_t i = 0; i < n; i++) {
@@ -585,10 +564,8 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 	p.x_lo = fmin(0, start_s);
 	p.x_hi = fmax(end_s, start_s + n * bucket_s);
 	p.y_hi = top > 0 ? top * 1.08 : 1;
-	fprintf(out,
-		"<svg class=\"memory\" viewBox=\"0 0 960 260\" role=\"img\" aria-label=\"memory "
-		"over time\" data-buckets=\"%zu\" data-bucket-ns=\"%.0f\">",
-		n, bucket_s * 1e9);
+	fprintf(out, "<svg class=\"memory\" viewBox=\"0 0 960 260\" role=\"img\" aria-label=\"memory "
+		     "over time\" data-buckets=\"%zu\" data-bucket-ns=\"%.0f\">", n, bucket_s * 1e9);
 	y_axis(out, &p, VALUE_BYTES);
 	x_axis(out, &p, VALUE_SECONDS);
 	band(out, &p, rss_min, rss_max, n, start_s, bucket_s, "rss");
@@ -603,13 +580,11 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 		bucket_value(rss_min, i, &lo);
 		svg_format_value(a, sizeof(a), lo, VALUE_BYTES);
 		svg_format_value(b, sizeof(b), hi, VALUE_BYTES);
-		fprintf(
-		    out,
-		    "<rect class=\"hover\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">"
-		    "<title>%.3f s to %.3f s: RSS %s to %s",
-		    px(&p, start_s + i * bucket_s), p.top,
-		    px(&p, start_s + (i + 1) * bucket_s) - px(&p, start_s + i * bucket_s), p.height,
-		    start_s + i * bucket_s, start_s + (i + 1) * bucket_s, a, b);
+		fprintf(out, "<rect class=\"hover\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">"
+			     "<title>%.3f s to %.3f s: RSS %s to %s",
+			px(&p, start_s + i * bucket_s), p.top,
+			px(&p, start_s + (i + 1) * bucket_s) - px(&p, start_s + i * bucket_s), p.height,
+			start_s + i * bucket_s, start_s + (i + 1) * bucket_s, a, b);
 		if (bucket_value(charge_max, i, &hi)) {
 			if (!bucket_value(charge_min, i, &lo))
 				lo = hi;
@@ -623,13 +598,11 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 		double x = px(&p, start_s + (peak_at + 0.5) * bucket_s);
 
 		svg_format_value(c, sizeof(c), peak, VALUE_BYTES);
-		fprintf(
-		    out,
-		    "<circle class=\"peak\" cx=\"%.2f\" cy=\"%.1f\" r=\"4\" data-value=\"%.0f\">"
-		    "<title>peak RSS %s at %.3f s</title></circle>"
-		    "<text class=\"mark\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>",
-		    x, py(&p, peak), peak, c, start_s + (peak_at + 0.5) * bucket_s,
-		    x + (x > 700 ? -8 : 8), py(&p, peak) + 4, x > 700 ? "end" : "start", c);
+		fprintf(out, "<circle class=\"peak\" cx=\"%.2f\" cy=\"%.1f\" r=\"4\" data-value=\"%.0f\">"
+			     "<title>peak RSS %s at %.3f s</title></circle>"
+			     "<text class=\"mark\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>",
+			x, py(&p, peak), peak, c, start_s + (peak_at + 0.5) * bucket_s,
+			x + (x > 700 ? -8 : 8), py(&p, peak) + 4, x > 700 ? "end" : "start", c);
 	}
 	fputs("</svg>\n", out);
 }
