@@ -89,10 +89,6 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 		__sync_fetch_and_add(&orphan_slices, 1);
 	} else {
 		__sync_fetch_and_add(&proc->cpu_ns, s.cpu_ns);
-		/* one that died without calling exit (another thread's exit_group or exec, a
-		 * signal) leaves the active ones here */
-		if (dead && !th->exit_called)
-			__sync_fetch_and_add(&proc->active_threads, -1);
 		if (proc->units[0]) {
 			s.steal_now = task_cpu_steal_ns(prev);
 			unit_cpu_add(proc->units[0], &s);
@@ -101,6 +97,10 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	}
 	if (!dead)
 		return;
+	/* one that died without calling exit (another thread's exit_group or exec, a signal)
+	 * leaves the active ones here */
+	if (proc && !th->exit_called)
+		__sync_fetch_and_add(&proc->active_threads, -1);
 	bpf_map_delete_elem(&threads, &tid);
 	/* the last thread's final switch-out: nothing more can be charged to the process */
 	if (proc) {

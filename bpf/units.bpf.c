@@ -229,6 +229,7 @@ static __always_inline int unit_claim_slot(__u64 seq)
 static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 spec)
 {
 	__u64 seq = um_fetch_add(&next_unit_id, 1) + 1, id, mm_key;
+	__u32 live, active;
 	struct um_unit *unit;
 	struct um_mm *mm;
 	__u32 slot;
@@ -269,8 +270,9 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	unit->processes = 1;
 	/* not live_threads: a helper joined just before this call may not have switched out dead
 	 * yet (seen in guests: one thread too many); never more than live_threads */
-	unit->threads = proc->active_threads && proc->active_threads <= proc->live_threads
-				? proc->active_threads : proc->live_threads;
+	live = proc->live_threads;
+	active = proc->active_threads;
+	unit->threads = active && active <= live ? active : live;
 	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
 	/* after the id: from here on the charge reads raise its peak */
 	charge_unit_open(id);
