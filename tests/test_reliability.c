@@ -455,16 +455,16 @@ static bool command_started(pid_t pid)
 
 	for (int i = 0; i < n; i++) {
 		char path[64], comm[32] = "";
+		bool is_command;
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/proc/%d/comm", kids[i]);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, COMMAND_COMM "\n", sizeof(comm)))
-			n = -1;
+		is_command = fgets(comm, sizeof(comm), f) && !strcmp(comm, COMMAND_COMM "\n");
 		fclose(f);
-		if (n < 0)
+		if (is_command)
 			return true;
 	}
 	return false;

@@ -60,7 +60,7 @@ struct job {
 	long oom_mib;           /* touch up to this many MiB, reporting RSS after each */
 	/* truth, filled by the unit */
 	uint64_t cpu_ns, proc_cpu_ns;
-	uint64_t call_cpu_ns;   /* the caller's process clock across the call (cpu mode) */
+	uint64_t call_cpu_ns;   /* the caller's process clock across the call (cpu, fork modes) */
 	long long rss_before, rss_hold;
 	pid_t child;
 	uint64_t child_cpu_ns;
@@ -209,6 +209,15 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 	}
 }
 
+/* fit_unit, with the process clock across the call as its caller sees it (call_cpu_ns). */
+static void call_fit_unit(struct job *j)
+{
+	uint64_t start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+
+	fit_unit(j);
+	j->call_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - start;
+}
+
 static int unit_json(char *buf, size_t len, int first, const struct job *j)
 {
 	return snprintf(buf, len,
@@ -297,26 +306,19 @@ int main(int argc, char **argv)
 		printf("{\"units\": [");
 		for (long i = 0; i < n; i++) {
 			struct job j = base;
-			uint64_t call_start;
 
 			j.depth = arg_long(argc, argv, "--depth", 0);
-			call_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-			fit_unit(&j);
-			j.call_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - call_start;
+			call_fit_unit(&j);
 			print_unit(i == 0, &j);
 		}
 		printf("]}\n");
 	} else if (!strcmp(mode, "fork")) {
 		struct job j = base;
 
-		uint64_t call_start;
-
 		j.child_mib = arg_long(argc, argv, "--child-mib", 40);
 		printf("{\"units\": [");
-		call_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-		fit_unit(&j);
-		/* the child, reaped inside the unit, is in child_cpu_ns, not in this clock */
-		j.call_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - call_start;
+		/* the child, reaped inside the unit, is in child_cpu_ns, not in call_cpu_ns */
+		call_fit_unit(&j);
 		print_unit(1, &j);
 		printf("]}\n");
 	} else if (!strcmp(mode, "exit") || !strcmp(mode, "kill")) {
