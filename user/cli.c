@@ -35,6 +35,7 @@ enum {
 	OPT_PARTITION,
 	OPT_FORMAT,
 	OPT_REPORT,
+	OPT_WORKERS,
 };
 
 static const char usage_text[] =
@@ -117,8 +118,13 @@ static const struct argp_option project_options[] = {
 	{ "margin", OPT_MARGIN, "F", 0,
 	  "Multiply the time, memory and disk figures by F >= 1 (default 1.25)", 0 },
 	{ "time-stat", OPT_TIME_STAT, "p90|max", 0,
-	  "Per-unit wall time and CPU figure a task is sized by (default p90; the max is used when "
-	  "fewer than 5 units were measured). Memory always uses the max", 0 },
+	  "p90 (default): --time from the p90 of the sum of a task's units (close to N x the mean "
+	  "unit), and the cores from the p90 unit's; max: every unit as slow and busy as the "
+	  "slowest (the bound). Memory always uses the max", 0 },
+	{ "workers", OPT_WORKERS, "W", 0,
+	  "Units a task runs at once (a pool of W workers). Default: as many as ran at once in "
+	  "the calibration. Sets --cpus-per-task to W x a unit's cores and spreads the units over "
+	  "W; above the calibration's, each added worker's memory is added to --mem", 0 },
 	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0,
 	  "The longest --time a task may ask (the partition's limit): more tasks when it would pass "
 	  "it. Any SLURM time form: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS", 0 },
@@ -137,6 +143,7 @@ static const struct argp_option report_options[] = {
 	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0, "With --units: or M units per array task", 0 },
 	{ "margin", OPT_MARGIN, "F", 0, "With --units: the margin (default 1.25)", 0 },
 	{ "time-stat", OPT_TIME_STAT, "p90|max", 0, "With --units: as for project", 0 },
+	{ "workers", OPT_WORKERS, "W", 0, "With --units: as for project", 0 },
 	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0, "With --units: as for project", 0 },
 	{ "partition", OPT_PARTITION, "P", 0, "With --units: add #SBATCH --partition=P", 0 },
 	{ 0 },
@@ -384,6 +391,12 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 			cli_fail(state, "--time-stat is p90 or max, not '%s'", arg);
 		p->time_max = !strcmp(arg, "max");
 		break;
+	case OPT_WORKERS:
+		p->workers = parse_count(state, "--workers", arg);
+		if (p->workers > 100000)
+			cli_fail(state, "--workers is units a task runs at once, at most 100000, not "
+				   "'%s'", arg);
+		break;
 	case OPT_MAX_TIME:
 		p->max_time_s = um_parse_slurm_time(arg);
 		if (p->max_time_s < 60)
@@ -413,9 +426,9 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!p->units_total && o->command == UM_CMD_REPORT &&
-		    (p->tasks || p->units_per_task || p->max_time_s || p->partition))
-			cli_fail(state, "--tasks, --units-per-task, --max-time and --partition shape the "
-				   "request of --units N: give --units too");
+		    (p->tasks || p->units_per_task || p->max_time_s || p->partition || p->workers))
+			cli_fail(state, "--tasks, --units-per-task, --max-time, --workers and "
+				   "--partition shape the request of --units N: give --units too");
 		if (!p->units_total && o->command == UM_CMD_PROJECT)
 			cli_fail(state, "--units N is required: how many units the full run has");
 		if (p->tasks && p->units_per_task)
@@ -493,17 +506,22 @@ static const struct argp summary_argp = {
 static const struct argp project_argp = {
 	project_options, parse_project_opt, "FILE... --units N",
 	"Project the SLURM request of the full run from a calibration run (manifests or units "
-	"streams; several are merged): --time from the run's time before its first unit and after "
-	"its last, once per task, plus each unit's wall and the gap to the next; --mem from the "
+	"streams; several are merged). --time = fixed + warm-up + units / workers + tail: the "
+	"run's time before its first unit and after its last, once per task; each worker's first "
+	"units when markedly slower than its later ones, once; the p90 of the sum of the task's "
+	"units (each its wall plus the gap to its process's next), spread over the workers (as "
+	"many as ran at once, or --workers); the last units ending one by one. --mem from the "
 	"peak memory charge of the run's cgroup (peak RSS where no charge was measured); "
-	"--cpus-per-task from the units' CPU utilisation, --tmp from the bytes they wrote, and "
-	"--array from the split. Each #SBATCH line follows a comment saying how it was derived; "
-	"notes at the end say what the calibration cannot tell.\v"
+	"--cpus-per-task from the workers x a unit's CPU utilisation, --tmp from the bytes they "
+	"wrote, and --array from the split. Each #SBATCH line follows comments saying how it was "
+	"derived; notes at the end say what the calibration cannot tell.\v"
 	"EXAMPLES:\n"
 	"  unitmeter project calib.json --units 5000 --tasks 50\n"
 	"  unitmeter project calib.json --units 5000 --units-per-task 100 --max-time 4:00:00 \\\n"
 	"      --partition short > job.sh; cat body.sh >> job.sh; sbatch job.sh\n"
-	"  unitmeter project calib.units.jsonl --units 200 --format json\n",
+	"  unitmeter project calib.units.jsonl --units 200 --format json\n"
+	"  unitmeter project pool-of-2.json --units 2000 --tasks 10 --workers 16\n"
+	"      calibrated with 2 workers on a laptop, run with 16 on a node\n",
 	0, 0, 0,
 };
 

@@ -13,6 +13,9 @@
 #include <jansson.h>
 
 #define UM_PROJECT_MAX_NOTES 12
+/* A process's leading unit is warm-up when slower than this many times the median of the later
+ * units (and than the slowest of them): a first fit 1.5x the rest is a cost of its own. */
+#define UM_WARMUP_FACTOR 1.5
 
 struct project_options {
 	long long units_total;    /* --units N: units of the full run */
@@ -22,14 +25,19 @@ struct project_options {
 	bool time_max;            /* --time-stat max (default p90) */
 	double max_time_s;        /* --max-time; 0: none */
 	const char *partition;    /* NULL: none */
+	long long workers;        /* --workers W: units a task runs at once; 0: as calibrated */
 };
 
 /* What the calibration measured: one entry per complete unit, plus the runs around them. */
 struct project_input {
 	double *wall_s;
-	/* the unit's wall plus the gap to the next unit's start (the run's timeline); its wall when
-	 * the file has no timeline or it is the last */
+	/* the unit's wall plus the gap to the next start of a unit in the same process (what one
+	 * unit costs a worker); its wall when the file has no start times or it is the last */
 	double *cycle_s;
+	/* the process that ran it (an id unique across files; NULL or -1: unknown) and its place
+	 * among that process's units, in the order they ran (0: its first) */
+	long long *process;
+	long long *rank;
 	double *cpu_utilisation;
 	double *peak_rss_bytes;
 	double *peak_charge_bytes; /* the memory cgroup's; < 0: not known */
@@ -44,6 +52,47 @@ struct project_input {
 	double group_peak_rss_bytes;    /* the runs' whole-group peak; 0 when unknown */
 	double group_peak_charge_bytes; /* the runs' charge peak; < 0 when not known */
 	char charge_unknown[256];       /* why some charge is not known; "" when all are */
+	/* units that ran at once: the most that held for at least half the time any unit ran (the
+	 * most of any file), and that share; 0 when no file has start times */
+	long long workers_calibrated;
+	double workers_share;
+	size_t n_processes; /* distinct processes that ran complete units */
+	/* the charge (RSS) before the first process that ran units began: what workers add to; 0
+	 * when the command's own process ran units, < 0 when not known; the lowest of any file */
+	double worker_base_charge_bytes, worker_base_rss_bytes;
+};
+
+/*
+ * How a task's time is made up: fixed + warm-up + the units spread over the workers + the tail.
+ * Computed from the calibration by um_time_model, for any number of units by um_task_time.
+ */
+struct time_model {
+	double fixed_s;                 /* before the first unit and after the last; 0 unknown */
+	/* warm-up: a process's leading units markedly slower than its later ones */
+	size_t tested_processes;        /* processes with two or more units, where it can be told */
+	size_t warmup_processes;        /* of those, the ones that warmed up */
+	size_t warmup_units;
+	double warmup_threshold_s;      /* a leading unit slower than this is warm-up */
+	double warmup_max_s;            /* the largest process's excess over the steady mean */
+	double warmup_per_unit_s;       /* all processes' excess over all units: replaced workers */
+	bool workers_replaced;          /* more processes ran units than ran at once */
+	/* the steady units: every complete unit but the warm-up ones */
+	size_t steady_n;
+	double unit_mean_s, unit_sd_s, unit_p90_s, unit_max_s;
+	bool bound;                     /* --time-stat max: every unit as slow as the slowest */
+	double z;                       /* the normal quantile of the sum (p90: 1.2816) */
+	long long workers;              /* used: --workers, else as calibrated, else 1 */
+	bool workers_given;
+};
+
+/* One task of `units` units under the model, in seconds, before the margin. */
+struct task_time {
+	long long workers;  /* min(model's workers, units) */
+	double warmup_s;
+	double units_sum_s; /* the quantile (or bound) of the sum of the units' times */
+	double spread_s;    /* units_sum_s over the workers */
+	double tail_s;      /* the last units end one by one: (W-1)/W x a p90 unit */
+	double total_s;     /* fixed + warm-up + spread + tail */
 };
 
 struct projection {
@@ -52,6 +101,8 @@ struct projection {
 	double wall_unit_s, wall_median_s, wall_max_s;
 	double peak_unit_bytes, peak_median_bytes;
 	double cycle_unit_s; /* unit wall + gap to the next, the statistic used */
+	struct time_model model;
+	struct task_time task; /* the task as asked, before the margin */
 	bool mem_from_charge; /* --mem from the memory charge (else peak RSS) */
 	double charge_unit_bytes, charge_median_bytes; /* < 0: not known */
 	double mem_basis_bytes; /* the peak --mem is made from, before the margin */
@@ -66,7 +117,9 @@ struct projection {
 	long long cpus;      /* --cpus-per-task */
 	long long tmp_mib;   /* --tmp; 0: nothing written, not requested */
 	bool split;          /* --max-time forced more tasks */
-	char derivation[5][256]; /* time, mem, cpus, tmp, array */
+	char derivation[5][320]; /* time, mem, cpus, tmp, array */
+	char time_parts[4][400]; /* the time's parts: fixed, warm-up, units, workers and tail */
+	double mem_per_worker_bytes; /* --workers above the calibrated: each added worker's; else 0 */
 	char notes[UM_PROJECT_MAX_NOTES][320];
 	size_t n_notes;
 };
@@ -77,6 +130,12 @@ struct projection {
  */
 int um_project(const struct project_input *in, const struct project_options *opt,
 	       struct projection *out, char *err, size_t errlen);
+
+/* The time model of a calibration (pure, like um_project; -1 out of memory), and one task's
+ * time under it. */
+int um_time_model(const struct project_input *in, const struct project_options *opt,
+		   struct time_model *tm);
+void um_task_time(const struct time_model *tm, long long units, struct task_time *tt);
 
 /* "90", "1:30", "2:00:00", "1-12", "1-0:30", "1-00:00:00" (SLURM's forms) in seconds; < 0 bad. */
 double um_parse_slurm_time(const char *text);
