@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,9 +368,32 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 		cr_expect(within(unit_time, rank, 0.10, 0.005),
 			  "unit time %.4f s; the workload's own p90 %.4f s", unit_time, rank);
 	}
-	/* 100 units per task: 100 x unit time + fixed, not the set-up spread over 6 units x 100 */
-	cr_expect(within(jnum(jget(j, "request"), "time_s_projected"), 100 * unit_time + fixed, 1e-6,
-			 1e-6));
+	/* 100 units per task: the p90 of the sum of 100 units + fixed, once (not the set-up spread
+	 * over 6 units x 100), from the workload's own unit times: 100 x mean + 1.2816 x sd x 10 */
+	{
+		const json_t *starts = jget(r.truth, "unit_start_s"), *walls = jget(r.truth, "unit_wall_s");
+		double c, sum = 0, squares = 0, mean, sd;
+
+		for (size_t i = 0; i < 6; i++)
+			sum += i + 1 < 6 ? json_number_value(json_array_get(starts, i + 1)) -
+						   json_number_value(json_array_get(starts, i))
+					 : json_number_value(json_array_get(walls, i));
+		mean = sum / 6;
+		for (size_t i = 0; i < 6; i++) {
+			c = i + 1 < 6 ? json_number_value(json_array_get(starts, i + 1)) -
+						json_number_value(json_array_get(starts, i))
+				      : json_number_value(json_array_get(walls, i));
+			squares += (c - mean) * (c - mean);
+		}
+		sd = sqrt(squares / 5);
+		cr_expect(within(jnum(jget(jget(j, "time_model"), "units"), "mean_s"), mean, 0.10,
+				 0.005), "mean unit %.4f s; the workload's own %.4f s",
+			  jnum(jget(jget(j, "time_model"), "units"), "mean_s"), mean);
+		cr_expect(within(jnum(jget(j, "request"), "time_s_projected"),
+				 100 * mean + 1.2815516 * sd * 10 + fixed, 0.10, 0),
+			  "projected %.3f s; the workload's own 100 x %.4f + 1.28 x %.4f x 10 + %.3f",
+			  jnum(jget(j, "request"), "time_s_projected"), mean, sd, fixed);
+	}
 	json_decref(j);
 	um_result_free(&r);
 }

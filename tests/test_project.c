@@ -60,9 +60,14 @@ Test(project, ten_units_by_hand)
 	cr_expect(!p.used_max);
 	cr_expect_float_eq(p.wall_unit_s, 18.2, 1e-9);
 	cr_expect_float_eq(p.wall_median_s, 11.0, 1e-9);
-	/* 5 units x 18.2 s x 1.5 = 136.5 s -> 3 whole minutes */
-	cr_expect_float_eq(p.time_s, 136.5, 1e-9);
-	cr_expect_eq(p.time_min, 3);
+	/* the p90 of a sum of 5: mean 11, sample sd sqrt(330 / 9) = 6.0553007;
+	 * (5 x 11 + 1.2815516 x 6.0553007 x sqrt(5)) x 1.5 = 108.528 s -> 2 whole minutes
+	 * (5 x the p90 18.2 x 1.5 = 136.5 s was the old, too long, figure) */
+	cr_expect_float_eq(p.model.unit_mean_s, 11.0, 1e-9);
+	cr_expect_float_eq(p.model.unit_sd_s, 6.0553007081949835, 1e-9);
+	cr_expect_float_eq(p.time_s, 108.52843534001417, 1e-6);
+	cr_expect_eq(p.time_min, 2);
+	cr_expect_eq(p.model.workers, 1, "no start times: one worker");
 	/* 1000 MiB x 1.5 = exactly 1500 MiB: not rounded up to 1501 */
 	cr_expect_eq(p.mem_mib, 1500);
 	/* 1.22 cores -> 2 */
@@ -92,11 +97,11 @@ Test(project, manifest_with_run_outside_time_and_an_incomplete_unit)
 	cr_expect(in.fixed_from_totals);
 	cr_expect_float_eq(in.fixed_s, 5.0, 1e-9);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	/* walls 2,2,4,6,8: p90 = 6 + 0.6 x 2 = 7.2; 10 units per task;
-	 * (10 x 7.2 + 5) x 1.25 = 96.25 s -> 2 minutes */
+	/* walls 2,2,4,6,8: p90 = 6 + 0.6 x 2 = 7.2; mean 4.4, sample sd sqrt(27.2 / 4); 10 units
+	 * per task: (10 x 4.4 + 1.2815516 x 2.6076810 x sqrt(10) + 5) x 1.25 = 74.460 s -> 2 min */
 	cr_expect_float_eq(p.wall_unit_s, 7.2, 1e-9);
 	cr_expect_float_eq(p.fixed_s, 5.0, 1e-9);
-	cr_expect_float_eq(p.time_s, (72.0 + 5.0) * 1.25, 1e-9);
+	cr_expect_float_eq(p.time_s, 74.45993117354016, 1e-6);
 	cr_expect_eq(p.time_min, 2);
 	/* the run's 600 MiB whole-group peak is above every complete unit's (max 400 MiB; the
 	 * incomplete one's 500 MiB is left out): 600 x 1.25 = 750 */
@@ -253,10 +258,16 @@ Test(project, timeline_gives_fixed_part_gaps_and_the_charge)
 	cr_expect_float_eq(in.cycle_s[1], 1.0, 1e-9);
 	cr_expect_float_eq(in.cycle_s[2], 2.0, 1e-9);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	/* 3 units: max; 5 units per task: 5 x 2.0 + 5.0 = 15 s */
-	cr_expect_float_eq(p.time_s, 15.0, 1e-9);
-	cr_expect(strstr(p.derivation[0], "3.00 s before the first unit, 2.00 s after the last"),
-		  "%s", p.derivation[0]);
+	/* one process, its three units in turn: one worker; warm-up is looked for against the later
+	 * half (the 2.0 s unit: over max(1.5 x 2.0, 2.0) = 3.0 s), and the first (1.5 s) is not;
+	 * mean 1.5, sd 0.5: 5 x 1.5 + 1.2815516 x 0.5 x sqrt(5) + 5.0 fixed = 13.933 s */
+	cr_expect_eq(p.model.workers, 1);
+	cr_expect_eq(p.model.tested_processes, 1);
+	cr_expect_eq(p.model.warmup_units, 0);
+	cr_expect_float_eq(p.model.warmup_threshold_s, 3.0, 1e-9);
+	cr_expect_float_eq(p.time_s, 13.932818208614503, 1e-6);
+	cr_expect(strstr(p.time_parts[0], "3.00 s before the first unit + 2.00 s after the last"),
+		  "%s", p.time_parts[0]);
 	/* charge: units 100, 200, 150 MiB (the incomplete one's 900 left out), run 220 MiB */
 	cr_expect(p.mem_from_charge);
 	cr_expect_eq(p.mem_mib, 220);
@@ -264,6 +275,230 @@ Test(project, timeline_gives_fixed_part_gaps_and_the_charge)
 	cr_expect(strstr(p.derivation[1], "peak RSS is 400.0 MiB"), "%s", p.derivation[1]);
 	cr_expect(has_note(&p, "shared by forked processes"));
 	um_project_input_free(&in);
+}
+
+/* A pool of two workers, each warming up on its first unit (fixture: pool.json). */
+Test(project, pool_of_two_warms_up_once_and_shares_the_units)
+{
+	const char *files[] = { fixture("project/pool.json") };
+	struct project_options opt = { .units_total = 40, .tasks = 1, .margin = 1.25 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
+	/* both workers run units from 3.1 s to 6.5 s side by side: two at once all that time */
+	cr_expect_eq(in.workers_calibrated, 2);
+	cr_expect_float_eq(in.workers_share, 1.0, 1e-9);
+	cr_expect_eq(in.n_processes, 2);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* later halves: four 0.4 s units: over max(1.5 x 0.4, 0.4) = 0.6 s is warm-up; each first
+	 * unit (2.2 s) is, 1.8 s more than the steady mean 0.4 s; workers warm up side by side */
+	cr_expect_float_eq(p.model.warmup_threshold_s, 0.6, 1e-9);
+	cr_expect_eq(p.model.warmup_processes, 2);
+	cr_expect_eq(p.model.warmup_units, 2);
+	cr_expect_eq(p.model.steady_n, 6);
+	cr_expect_float_eq(p.model.unit_mean_s, 0.4, 1e-9);
+	cr_expect_float_eq(p.model.warmup_max_s, 1.8, 1e-9);
+	cr_expect(!p.model.workers_replaced);
+	/* fixed 3.1 + 0.5 s; warm-up 1.8 s; 40 x 0.4 s over 2 workers = 8 s; tail 1/2 x 0.4 s;
+	 * 13.6 s x 1.25 = 17 s (the old model: 40 x p90 2.2 s... x 1.25 = 114.5 s) */
+	cr_expect_float_eq(p.task.warmup_s, 1.8, 1e-9);
+	cr_expect_float_eq(p.task.spread_s, 8.0, 1e-9);
+	cr_expect_float_eq(p.task.tail_s, 0.2, 1e-9);
+	cr_expect_float_eq(p.time_s, 17.0, 1e-9);
+	/* 2 workers x 1.0 core */
+	cr_expect_eq(p.cpus, 2);
+	cr_expect(strstr(p.time_parts[1], "2 of 2 processes") &&
+		  strstr(p.time_parts[1], "once per worker"), "%s", p.time_parts[1]);
+	cr_expect(strstr(p.time_parts[3], "workers: 2, as calibrated"), "%s", p.time_parts[3]);
+	cr_expect(strstr(p.derivation[2], "2 workers x p90"), "%s", p.derivation[2]);
+	/* memory as measured: the 300 MiB charge x 1.25 */
+	cr_expect_eq(p.mem_mib, 375);
+	cr_expect_float_eq(p.mem_per_worker_bytes, 0.0, 1e-9);
+	um_project_input_free(&in);
+}
+
+Test(project, workers_other_than_calibrated_respread_the_units_and_add_memory)
+{
+	const char *files[] = { fixture("project/pool.json") };
+	struct project_options opt = { .units_total = 40, .tasks = 1, .margin = 1.25, .workers = 4 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	cr_assert_eq(um_project_load(files, 1, &in, err, sizeof(err)), 0, "%s", err);
+	/* the first worker began at 3.0 s, in the bucket whose lowest charge is 100 MiB */
+	cr_expect_float_eq(in.worker_base_charge_bytes, 100 * MIB, 1);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* 3.6 + 1.8 + 16 / 4 + 3/4 x 0.4 = 9.7 s x 1.25 = 12.125 s */
+	cr_expect_float_eq(p.time_s, 12.125, 1e-9);
+	cr_expect_eq(p.cpus, 4);
+	/* each of the 2 calibrated workers added (300 - 100) / 2 = 100 MiB; 2 more:
+	 * (300 + 2 x 100) x 1.25 = 625 MiB */
+	cr_expect_float_eq(p.mem_per_worker_bytes, 100 * MIB, 1);
+	cr_expect_eq(p.mem_mib, 625);
+	cr_expect(strstr(p.derivation[1], "2 added x 100.0 MiB a worker"), "%s", p.derivation[1]);
+	cr_expect(has_note(&p, "--workers 4 where the calibration ran 2 units at once"));
+
+	/* one worker: every unit in turn, and the calibration's memory kept */
+	opt.workers = 1;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* 3.6 + 1.8 + 16 + 0 = 21.4 s x 1.25 */
+	cr_expect_float_eq(p.time_s, 26.75, 1e-9);
+	cr_expect_eq(p.cpus, 1);
+	cr_expect_eq(p.mem_mib, 375);
+	cr_expect(has_note(&p, "with 2 workers; 1 need less"));
+	um_project_input_free(&in);
+}
+
+/* Mixed unit sizes: a task of 250 is close to 250 x the mean, far from 250 x the p90. */
+Test(project, sum_of_mixed_units_is_near_n_times_the_mean)
+{
+	struct fixture_units f = { .wall = { 1, 1, 1, 3, 1, 1, 1, 3 } };
+	struct project_options opt = { .units_total = 250, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	for (int i = 0; i < 8; i++) {
+		f.util[i] = 1;
+		f.peak[i] = MIB;
+		f.out[i] = 0;
+	}
+	in = input_of(&f, 8, -1);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* mean 1.5, sample sd sqrt(6 / 7); 250 x 1.5 + 1.2815516 x 0.9258201 x sqrt(250) = 393.76 s
+	 * where 250 x the p90 (3.0) would ask 750 s */
+	cr_expect_float_eq(p.task.units_sum_s, 393.7599939945342, 1e-6);
+	cr_expect_float_eq(p.time_s, 393.7599939945342, 1e-6);
+	/* --time-stat max keeps the bound: 250 x 3 */
+	opt.time_max = true;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_float_eq(p.time_s, 750.0, 1e-9);
+	cr_expect(strstr(p.time_parts[2], "the bound"), "%s", p.time_parts[2]);
+}
+
+/* A first unit as slow as a later one is no warm-up: mixed sizes are not taken for it. */
+Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
+{
+	struct fixture_units f = { .wall = { 3, 1, 1, 1, 3, 1, 1, 1 } };
+	long long process[8] = { 0 }, rank[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct project_options opt = { .units_total = 80, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	for (int i = 0; i < 8; i++) {
+		f.util[i] = 1;
+		f.peak[i] = MIB;
+		f.out[i] = 0;
+	}
+	in = input_of(&f, 8, -1);
+	in.process = process;
+	in.rank = rank;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* later half 3,1,1,1: over max(1.5 x 1, 3) = 3 s; the first is 3 s, not over */
+	cr_expect_float_eq(p.model.warmup_threshold_s, 3.0, 1e-9);
+	cr_expect_eq(p.model.warmup_units, 0);
+	cr_expect_eq(p.model.steady_n, 8);
+	cr_expect(strstr(p.time_parts[1], "none seen"), "%s", p.time_parts[1]);
+	/* and a real warm-up of the same process is found: 9 s first */
+	f.wall[0] = 9;
+	in = input_of(&f, 8, -1);
+	in.process = process;
+	in.rank = rank;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.model.warmup_units, 1);
+	/* steady mean (1 x 6 + 3) / 7; excess 9 - 9/7 */
+	cr_expect_float_eq(p.model.warmup_max_s, 9 - 9.0 / 7, 1e-9);
+}
+
+/* Four processes ran units, at most two at once: workers are replaced, each warms up again. */
+Test(project, replaced_workers_warm_up_again)
+{
+	struct fixture_units f = { .wall = { 2, 0.5, 2, 0.5, 2, 0.5, 2, 0.5 } };
+	long long process[8] = { 0, 0, 1, 1, 2, 2, 3, 3 }, rank[8] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+	struct project_options opt = { .units_total = 20, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	for (int i = 0; i < 8; i++) {
+		f.util[i] = 1;
+		f.peak[i] = MIB;
+		f.out[i] = 0;
+	}
+	in = input_of(&f, 8, -1);
+	in.process = process;
+	in.rank = rank;
+	in.n_processes = 4;
+	in.workers_calibrated = 2;
+	in.workers_share = 1;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(p.model.workers_replaced);
+	cr_expect_eq(p.model.warmup_processes, 4);
+	/* excess 1.5 s in each of 4 processes over 8 units: 0.75 s a unit; 20 units over 2
+	 * workers: 7.5 s; + 20 x 0.5 / 2 + 1/2 x 0.5 = 12.75 s */
+	cr_expect_float_eq(p.model.warmup_per_unit_s, 0.75, 1e-9);
+	cr_expect_float_eq(p.task.warmup_s, 7.5, 1e-9);
+	cr_expect_float_eq(p.time_s, 12.75, 1e-9);
+	cr_expect(strstr(p.time_parts[1], "workers are replaced"), "%s", p.time_parts[1]);
+}
+
+/* How many ran at once, from a stream's start times: touching or briefly overlapping is one. */
+Test(project, units_that_touch_or_barely_overlap_are_one_worker)
+{
+	const char *touch = "[{\"pid\": 1, \"start_ns\": 0, \"wall_s\": 1.0},"
+			    " {\"pid\": 2, \"start_ns\": 1000000000, \"wall_s\": 1.0}]";
+	const char *brief = "[{\"pid\": 1, \"start_ns\": 0, \"wall_s\": 1.0},"
+			    " {\"pid\": 2, \"start_ns\": 500000000, \"wall_s\": 1.0},"
+			    " {\"pid\": 2, \"start_ns\": 1500000000, \"wall_s\": 1.0}]";
+	const char *pair = "[{\"pid\": 1, \"start_ns\": 0, \"wall_s\": 2.0},"
+			   " {\"pid\": 2, \"start_ns\": 100000000, \"wall_s\": 2.0}]";
+	const char *cases[] = { touch, brief, pair };
+	long long want[] = { 1, 1, 2 };
+	char err[256];
+
+	for (size_t c = 0; c < 3; c++) {
+		json_t *units = json_loads(cases[c], 0, NULL);
+		struct project_input in;
+
+		cr_assert_not_null(units);
+		um_project_input_init(&in);
+		cr_assert_eq(um_project_add(&in, "case", units, NULL, err, sizeof(err)), 0, "%s", err);
+		/* brief: 2 at once for 0.5 of 2.5 s busy; pair: for 1.9 of 2.1 s */
+		cr_expect_eq(in.workers_calibrated, want[c], "case %zu: %lld", c,
+			     in.workers_calibrated);
+		cr_expect_eq(in.n_processes, 2);
+		um_project_input_free(&in);
+		json_decref(units);
+	}
+}
+
+Test(project, few_or_spread_units_say_how_many_to_calibrate_on)
+{
+	struct fixture_units f = { .wall = { 1, 2, 3, 4, 5, 6 } };
+	struct project_options opt = { .units_total = 60, .margin = 1.25 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	for (int i = 0; i < 6; i++) {
+		f.util[i] = 1;
+		f.peak[i] = MIB;
+		f.out[i] = 0;
+	}
+	/* mean 3.5, sd 1.8708 (53%): +-1.645 x 0.5345 / sqrt(6) = +-36%; for +-10%:
+	 * (1.645 x 0.5345 / 0.1)^2 = 77.3 -> 78 units */
+	in = input_of(&f, 6, -1);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(has_note(&p, "known to +-36% (90% interval) from 6 steady units"));
+	cr_expect(has_note(&p, "calibrate on 78 or more"));
+	/* one unit: its spread unknown */
+	in = input_of(&f, 1, -1);
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect(has_note(&p, "1 steady unit: how unit times spread is not known"));
 }
 
 Test(project, unknown_charge_falls_back_to_rss_and_says_why)
@@ -414,6 +649,11 @@ Test(project, bad_input_and_absurd_numbers_are_refused)
 		       "p90 or max");
 	expect_refused((const char *[]){ "project", f, "--units", "9", "--format", "xml", NULL },
 		       "sbatch or json");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--workers", "0", NULL },
+		       "--workers needs a positive");
+	expect_refused((const char *[]){ "project", f, "--units", "9", "--workers", "100001", NULL },
+		       "at most 100000");
+	expect_refused((const char *[]){ "report", f, "--workers", "4", NULL }, "give --units too");
 	expect_refused((const char *[]){ "project", "--units", "9", NULL }, "at least one");
 	expect_refused((const char *[]){ "project", fixture("project/empty.units.jsonl"), "--units",
 					 "9", NULL }, "no complete units");

@@ -324,9 +324,25 @@ Test(report, the_request_on_the_page_is_project_s)
 	cr_assert_not_null(html);
 	cr_assert_not_null(strstr(html, "<pre id=\"sbatch\">"));
 	/* every #SBATCH line of project's header is on the page (no line holds <, > or &) */
-	for (line = strtok_r(proj.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	for (line = strtok_r(proj.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "#SBATCH", 7))
 			cr_expect_not_null(strstr(html, line), "not on the page: %s", line);
+		/* the time model's parts, in the header's comments and in the page's own table */
+		if (!strncmp(line, "#   ", 4)) {
+			const char *table = strstr(html, "id=\"time-model\"");
+			char escaped[1024];
+			size_t k = 0;
+
+			/* as the page writes text: an apostrophe as &#39; (no <, > or & here) */
+			for (const char *c = line + 4; *c && k + 6 < sizeof(escaped); c++)
+				k += (size_t)snprintf(escaped + k, sizeof(escaped) - k, "%s",
+						      *c == '\'' ? "&#39;" : (char[]){ *c, 0 });
+			cr_expect_not_null(table, "no time-model table on the page");
+			cr_expect_not_null(table ? strstr(table, escaped) : NULL,
+					   "not in the page's time model: %s", escaped);
+		}
+	}
+	cr_expect_not_null(strstr(html, "<tr data-key=\"warmup_s\"><td>warm-up</td>"));
 	free(html);
 	um_result_free(&proj);
 	um_result_free(&r);

@@ -308,8 +308,9 @@ static void section_distributions(struct page *pg)
 
 	fprintf(pg->out, "<section id=\"distributions\"><h2>How the units' costs spread</h2>"
 			 "<p class=\"sub\">Complete units only. The median and p90 are marked: "
-			 "<code>project</code> asks --time from the p90 of wall time plus the gap to "
-			 "the next unit, --mem from the highest peak.</p><div class=\"dists\">");
+			 "<code>project</code> asks --time from the sum of a task's units (close to "
+			 "N x the mean), each worker's warm-up once, --mem from the highest peak.</p>"
+			 "<div class=\"dists\">");
 	for (size_t f = 0; values && f < sizeof(figures) / sizeof(figures[0]); f++) {
 		size_t m = 0;
 
@@ -390,6 +391,34 @@ static void section_over_time(struct page *pg)
 
 /* --- the projection --------------------------------------------------------------------- */
 
+static void model_row(FILE *out, const char *key, const char *name, double seconds,
+		      const char *how)
+{
+	fprintf(out, "<tr data-key=\"%s\"><td>%s</td><td data-v=\"%.17g\">%.2f s</td><td "
+		"class=\"text\">", key, name, seconds, seconds);
+	svg_text(out, how);
+	fputs("</td></tr>", out);
+}
+
+/* How a task's --time is made up: the same parts and words as project's header. */
+static void time_model_table(FILE *out, const struct projection *p,
+			     const struct project_options *opt)
+{
+	char total[96];
+
+	fprintf(out, "<p class=\"sub\">One task of %lld units, as <code>project</code> models it: "
+		"--time = fixed + warm-up + the units spread over the workers + tail, x the "
+		"margin.</p><table class=\"totals\" id=\"time-model\"><tbody>", p->units_per_task);
+	model_row(out, "fixed_s", "fixed", p->model.fixed_s, p->time_parts[0]);
+	model_row(out, "warmup_s", "warm-up", p->task.warmup_s, p->time_parts[1]);
+	model_row(out, "units_s", "units", p->task.spread_s, p->time_parts[2]);
+	model_row(out, "tail_s", "workers and tail", p->task.tail_s, p->time_parts[3]);
+	snprintf(total, sizeof(total), "%.2f s x %.2f margin, in whole minutes", p->task.total_s,
+		 opt->margin);
+	model_row(out, "time_s", "--time", p->time_s, total);
+	fputs("</tbody></table>", out);
+}
+
 static void section_projection(struct page *pg)
 {
 	FILE *out = pg->out, *mem;
@@ -418,6 +447,7 @@ static void section_projection(struct page *pg)
 		um_project_input_free(&in);
 		return;
 	}
+	time_model_table(out, &p, opt);
 	mem = open_memstream(&text, &len);
 	if (mem) {
 		um_print_sbatch(mem, &p, opt, pg->req->files, pg->req->n_files);
