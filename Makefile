@@ -356,9 +356,9 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 	$(Q)mkdir -p $@
 
 .output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h user/summary.c user/summary.h user/project.c \
-		user/project.h | .output-fuzz
+		user/project_time.c user/project.h | .output-fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/summary.c user/project.c -o $@ -ljansson -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/summary.c user/project.c user/project_time.c -o $@ -ljansson -lm
 
 .PHONY: fuzz fuzz-corpus
 fuzz-corpus: $(FUZZ_BINS)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * `unitmeter project` on untrusted bytes: the first byte picks the options (split, margin,
- * statistic, time limit), the rest is the calibration file; both outputs are written.
+ * statistic, time limit, workers), the rest is the calibration file; both outputs are written.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.max_time_s = (knobs & 64) ? 3600 : 0;
 	opt.margin = (knobs & 128) ? 1.0 : 1.25;
 	opt.partition = (knobs & 4) ? "short" : NULL;
+	opt.workers = (knobs & 2) ? 16 : 0; /* above most calibrations: added workers' memory */
 	fd = fuzz_file(data + 1, size - 1, path, sizeof(path));
 	if (fd < 0)
 		return 0;
