@@ -59,7 +59,7 @@ WORKLOADS = {
     "py-pool-mixed": ("python:fit", fits("--mode", "pool", "--workers", "2", "--mixed"), 8, 64, 32,
                       "the same, every 4th fit on 3x the rows"),
     "c-threads": ("fit_unit", calib("--mode", "threads", "--threads", "2", "--mib", "32",
-                                    "--cpu-ms", "300"), 8, 96, 40,
+                                    "--cpu-ms", "300"), 8, 80, 40,
                   "C units of 2 threads of CPU each"),
 }
 
