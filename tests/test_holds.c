@@ -22,7 +22,7 @@ static void holds_init(void)
 {
 	require_tracing();
 	if (!memory_controller())
-		cr_skip_test("no memory controller on this kernel or boot: a task cannot be confined");
+		cr_skip_test("no memory controller on this kernel or boot: no task to confine");
 	if (access(PYTHON, X_OK))
 		cr_skip_test(PYTHON " is missing (apt-get install python3-sklearn)");
 }
@@ -86,17 +86,18 @@ Test(holds, c_serial_and_python_pool_finish_within_what_was_asked)
 
 		cr_expect(killed && !strcmp(killed, "none"), "%s was killed: %s", name,
 			  killed ? killed : "(not run)");
-		cr_expect(json_is_true(jget(r, "finished")), "%s: %lld of %lld units, exit %lld", name,
-			  json_integer_value(jget(r, "units_done")),
+		cr_expect(json_is_true(jget(r, "finished")), "%s: %lld of %lld units, exit %lld",
+			  name, json_integer_value(jget(r, "units_done")),
 			  json_integer_value(jget(r, "units_task")),
 			  json_integer_value(jget(r, "exit_status")));
 		took = jnum(r, "time_took_s");
 		peak = jnum(r, "mem_peak_mib");
 		/* loose: the bound is 1.3x over 5 rounds, in make bench */
-		cr_expect_lt(jnum(r, "time_asked_s"), 2.0 * took, "%s: asked %.1f s, took %.1f s", name,
-			     jnum(r, "time_asked_s"), took);
-		cr_expect_geq(jnum(r, "mem_asked_mib"), peak, "%s: asked %.0f MiB, the cgroup's peak %.1f",
-			      name, jnum(r, "mem_asked_mib"), peak);
+		cr_expect_lt(jnum(r, "time_asked_s"), 2.0 * took, "%s: asked %.1f s, took %.1f s",
+			     name, jnum(r, "time_asked_s"), took);
+		cr_expect_geq(jnum(r, "mem_asked_mib"), peak,
+			      "%s: asked %.0f MiB, the cgroup's peak %.1f", name,
+			      jnum(r, "mem_asked_mib"), peak);
 	}
 	json_decref(doc);
 	unlink(json_path);

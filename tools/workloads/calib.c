@@ -42,7 +42,7 @@ static void *burn_thread(void *arg)
 __attribute__((noinline, used)) void fit_unit(struct unit *u)
 {
 	pthread_t tids[MAX_THREADS];
-	long extra = u->threads > 1 ? (u->threads - 1 < MAX_THREADS ? u->threads - 1 : MAX_THREADS) : 0;
+	long extra = u->threads - 1 < MAX_THREADS ? u->threads - 1 : MAX_THREADS;
 	char *own = u->mib > 0 ? touch_anon(u->mib * MIB) : NULL;
 
 	if (u->shared) {
@@ -52,7 +52,7 @@ __attribute__((noinline, used)) void fit_unit(struct unit *u)
 		for (size_t off = 0; off < slice; off += 4096)
 			u->sum += (unsigned char)u->shared[start + off];
 	}
-	for (long i = 0; i < extra; i++)
+	for (long i = 0; i < extra; i++) /* none when threads <= 1 */
 		if (pthread_create(&tids[i], NULL, burn_thread, u)) {
 			fprintf(stderr, "calib: cannot create thread %ld\n", i + 1);
 			exit(1);
@@ -67,7 +67,8 @@ __attribute__((noinline, used)) void fit_unit(struct unit *u)
 /* W workers take units from a shared counter until N are taken; the units done, counted. */
 static long run_pool(long n, long workers, struct unit base)
 {
-	long *counters = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long *counters =
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int status;
 
 	if (counters == MAP_FAILED) {
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "calib: unknown --mode %s\n", mode);
 		return 2;
 	}
-	printf("{\"mode\": \"%s\", \"units\": %ld, \"wall_s\": %.6f, \"peak_rss_bytes\": %lld}\n", mode,
-	       done, (clock_ns(CLOCK_MONOTONIC) - start) / 1e9, self_hwm_bytes());
+	printf("{\"mode\": \"%s\", \"units\": %ld, \"wall_s\": %.6f, \"peak_rss_bytes\": %lld}\n",
+	       mode, done, (clock_ns(CLOCK_MONOTONIC) - start) / 1e9, self_hwm_bytes());
 	return done == n ? 0 : 1;
 }
