@@ -289,13 +289,14 @@ build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) 
 	| $(OUTPUT)/screenshots
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
-# the integration tests which builds to run; SPANK_PLUGIN and SLURM_TOOLS serve the SLURM tests.
+# the integration tests which builds to run; SPANK_PLUGIN and SLURM_TOOLS serve the SLURM tests,
+# TOOLS the holds suite (tools/bench/project_holds.py).
 .PHONY: test
 test: deps tracefs
 	$(MAKE) build-test
 	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 		UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
-		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) \
+		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TOOLS=$(abspath tools) \
 		SPANK_PLUGIN=$(abspath $(SPANK)) SLURM_TOOLS=$(abspath tools/slurm) \
 		BROWSER_CHECK=$(abspath tools/browser-check) SCREENSHOT_DIR=$(abspath $(OUTPUT)/screenshots) \
 		tools/run-tests.sh $(TEST_BIN)

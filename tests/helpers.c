@@ -27,6 +27,23 @@ void require_tracing(void)
 		cr_skip_test("tracefs is not mounted at /sys/kernel/tracing ('make test' mounts it)");
 }
 
+/* Whether this kernel and boot have a memory controller (Debian 13's kernel has none in v1). */
+bool memory_controller(void)
+{
+	char *text;
+	bool has;
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		text = slurp_file("/sys/fs/cgroup/cgroup.controllers");
+		has = text && strstr(text, "memory");
+	} else {
+		text = slurp_file("/proc/self/cgroup");
+		has = text && strstr(text, ":memory:");
+	}
+	free(text);
+	return has;
+}
+
 const char *workload(const char *name)
 {
 	static __thread char path[512];

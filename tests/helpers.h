@@ -25,6 +25,8 @@ struct um_result {
 
 /* Skip unless this test can load BPF programs (root, tracefs). */
 void require_tracing(void);
+/* Whether this kernel and boot have a memory controller (Debian 13's kernel has none in v1). */
+bool memory_controller(void);
 /* Path of a built workload, the unitmeter binary, a fixture. */
 const char *workload(const char *name);
 const char *unitmeter_bin(void);

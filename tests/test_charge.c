@@ -111,23 +111,6 @@ static double truth_peak_of(const char *const *argv)
 	return peak;
 }
 
-/* Whether this kernel and boot have a memory controller (Debian 13's kernel has none in v1). */
-static bool memory_controller(void)
-{
-	char *text;
-	bool has;
-
-	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-		text = slurp_file("/sys/fs/cgroup/cgroup.controllers");
-		has = text && strstr(text, "memory");
-	} else {
-		text = slurp_file("/proc/self/cgroup");
-		has = text && strstr(text, ":memory:");
-	}
-	free(text);
-	return has;
-}
-
 static void charge_init(void)
 {
 	require_tracing();

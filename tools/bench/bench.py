@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+import project_holds
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(TOP, ".output")
 UNITMETER = os.path.join(OUT, "unitmeter")
@@ -578,6 +580,24 @@ def own_cost(report, quick):
     report.append("")
 
 
+# --- does a projection hold? ------------------------------------------------------------
+
+def projection_holds(report, quick):
+    """tools/bench/project_holds.py: calibrate, project a task 10-20x larger, run it confined as
+    SLURM would. A killed task is a finding for the table; a step that crashed is a failure."""
+    rounds, names = (1, ["c-serial", "py-pool"]) if quick else (5, list(project_holds.WORKLOADS))
+    records, errors = project_holds.run(names, rounds, quick=quick)
+    failures.extend("projection holds: " + e for e in errors)
+    report.append("## Does a projection hold? (calibrate, project, run confined)\n")
+    report.append("Each round calibrates on a few units under `unitmeter run`, projects one task of the "
+                  "size shown with `unitmeter project --tasks 1`, and runs that task untraced in a memory "
+                  "cgroup limited to `--mem`, under `taskset` to `--cpus-per-task` and killed at the "
+                  "projected time (`tools/bench/project_holds.py`; %d round%s%s).\n"
+                  % (rounds, "" if rounds == 1 else "s", ", smaller tasks" if quick else ""))
+    report += project_holds.table(records)
+    report.append("")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset in under two minutes")
@@ -598,6 +618,7 @@ def main():
         fixed_cost(report, args.quick)
         report_speed(report, args.quick)
         own_cost(report, args.quick)
+        projection_holds(report, args.quick)
     finally:
         shutil.rmtree(SCRATCH, ignore_errors=True)
     report.append("Benchmark time: %.0f s." % (time.monotonic() - started))
