@@ -2,7 +2,8 @@
 /*
  * Does a projection hold? tools/bench/project_holds.py calibrates a workload on a few units,
  * projects a task ~10x larger and runs it untraced, confined as SLURM would (a memory cgroup
- * limited to --mem, taskset to --cpus-per-task, killed at the projected time). The truths are
+ * limited to --mem, taskset to --cpus-per-task, killed at twice the projected time here, since
+ * other tests run beside it). The truths are
  * outside unitmeter: the task's own wall clock and the cgroup's own peak. One C workload and one
  * Python pool, one round each; the bounds are loose (the bench's table holds the tight figures)
  * so the suite stays stable on a noisy 2-core machine.
@@ -63,8 +64,11 @@ Test(holds, c_serial_and_python_pool_finish_within_what_was_asked)
 		 * table goes, its stderr (a line per round, what failed) stays */
 		setenv("UNITMETER", unitmeter_bin(), 1);
 		dup2(null, 1);
+		/* the suite runs two tests at once: a neighbour can slow the task more than it did
+		 * the calibration, so the task is killed at 2x what was asked, not at 1x */
 		execl("/usr/bin/python3", "python3", script(), "--workloads", "c-serial,py-pool",
-		      "--rounds", "1", "--quick", "--json", json_path, (char *)NULL);
+		      "--rounds", "1", "--quick", "--time-limit", "2", "--json", json_path,
+		      (char *)NULL);
 		_exit(127);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
@@ -92,7 +96,8 @@ Test(holds, c_serial_and_python_pool_finish_within_what_was_asked)
 			  json_integer_value(jget(r, "exit_status")));
 		took = jnum(r, "time_took_s");
 		peak = jnum(r, "mem_peak_mib");
-		/* loose: the bound is 1.3x over 5 rounds, in make bench */
+		/* loose: the issue's bound is 1.3x over 5 rounds, in make bench; killed at neither
+		 * end: asked under 2x what it took, and it took under 2x what was asked */
 		cr_expect_lt(jnum(r, "time_asked_s"), 2.0 * took, "%s: asked %.1f s, took %.1f s",
 			     name, jnum(r, "time_asked_s"), took);
 		cr_expect_geq(jnum(r, "mem_asked_mib"), peak,

@@ -217,8 +217,9 @@ def project(manifest, n_units, project_args):
         raise Failed("project printed no request.time_s_projected/mem_mib/cpus_per_task: %s" % e)
 
 
-def run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec):
-    """The full task as SLURM would run it; fills rec's took/peak/killed figures."""
+def run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec, limit_factor=1.0):
+    """The full task as SLURM would run it (killed at limit_factor x the time asked: 1 as SLURM
+    does); fills rec's took/peak/killed figures."""
     allowed = sorted(os.sched_getaffinity(0))
     given = allowed[:cpus]
     rec["cpus_given"] = len(given)
@@ -233,7 +234,7 @@ def run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, preexec_fn=cg.join)
         try:
-            out, err = proc.communicate(timeout=time_s)
+            out, err = proc.communicate(timeout=time_s * limit_factor)
             timed_out = False
         except subprocess.TimeoutExpired:
             timed_out = True
@@ -263,22 +264,23 @@ def run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec):
         cg.remove()
 
 
-def one_round(name, index, quick, project_args, cg_version):
+def one_round(name, index, quick, project_args, cg_version, limit_factor=1.0):
     spec, cmd, n_cal, n_full, n_quick, _ = WORKLOADS[name]
     n_units = n_quick if quick else n_full
     rec = {"workload": name, "round": index, "spec": spec, "units_calibrated": n_cal, "units_task": n_units,
            "time_asked_s": None, "time_took_s": None, "time_ratio": None,
            "mem_asked_mib": None, "mem_peak_mib": None, "mem_ratio": None,
            "cpus_asked": None, "cpus_given": None, "cpus_capped": None,
-           "killed": None, "finished": False, "exit_status": None, "units_done": None,
+           "time_limit_s": None, "killed": None, "finished": False, "exit_status": None, "units_done": None,
            "task_wall_s": None, "error": None}
     tmp = tempfile.mkdtemp(prefix="um-holds-")
     try:
         manifest = os.path.join(tmp, "calib.json")
         calibrate(spec, cmd, n_cal, manifest)
         time_s, mem_mib, cpus = project(manifest, n_units, project_args)
-        rec.update(time_asked_s=time_s, mem_asked_mib=mem_mib, cpus_asked=cpus)
-        run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec)
+        rec.update(time_asked_s=time_s, mem_asked_mib=mem_mib, cpus_asked=cpus,
+                   time_limit_s=time_s * limit_factor)
+        run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec, limit_factor)
     except (Failed, OSError, subprocess.SubprocessError) as e:
         rec["error"] = "%s round %d: %s" % (name, index, e)
     finally:
@@ -290,7 +292,7 @@ def one_round(name, index, quick, project_args, cg_version):
     return rec
 
 
-def run(names, rounds, quick=False, project_args=(), log=sys.stderr):
+def run(names, rounds, quick=False, project_args=(), log=sys.stderr, limit_factor=1.0):
     """Every round of every named workload: (the rounds' records, the failures' messages)."""
     cg_version = cgroup_version()
     if cg_version is None:
@@ -298,7 +300,7 @@ def run(names, rounds, quick=False, project_args=(), log=sys.stderr):
     records = []
     for index in range(1, rounds + 1):
         for name in names:
-            rec = one_round(name, index, quick, list(project_args), cg_version)
+            rec = one_round(name, index, quick, list(project_args), cg_version, limit_factor)
             records.append(rec)
             log.write("project_holds: %s round %d: %s\n" % (name, index, rec["error"] or
                       "time %s, memory %s, killed: %s" % (ratio(rec["time_ratio"]), ratio(rec["mem_ratio"]),
@@ -365,6 +367,9 @@ def main():
     parser.add_argument("--project-args", default="",
                         help="more arguments for unitmeter project, e.g. '--workers 2'")
     parser.add_argument("--json", metavar="FILE", help="write every round's figures here")
+    parser.add_argument("--time-limit", type=float, default=1.0, metavar="F",
+                        help="kill the task at F x the time asked (default 1, as SLURM does; the test "
+                             "suite, which runs beside other tests, gives 2)")
     args = parser.parse_args()
     names = list(WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     unknown = [n for n in names if n not in WORKLOADS]
@@ -383,7 +388,8 @@ def main():
     # kill the task and remove its cgroup
     signal.signal(signal.SIGTERM, interrupted)
     try:
-        records, failures = run(names, args.rounds, args.quick, shlex.split(args.project_args))
+        records, failures = run(names, args.rounds, args.quick, shlex.split(args.project_args),
+                                limit_factor=args.time_limit)
     except KeyboardInterrupt:
         sys.exit("project_holds: interrupted; the task and its cgroup are gone")
     if args.json:
