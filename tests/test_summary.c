@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include "helpers.h"
-#include "summary.h"
+#include "files/summary.h"
 
 Test(summary, percentile_by_linear_interpolation)
 {
