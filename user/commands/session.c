@@ -118,9 +118,9 @@ struct session {
 	struct python_units python;
 	bool have_python;
 	struct tracer_config tcfg;
-	struct report_config rcfg;
+	struct run_record_config rcfg;
 	struct tracer *tracer;
-	struct report *report;
+	struct run_record *record;
 	struct memcg memcg; /* whose charge is read */
 	/* phase ends (CLOCK_MONOTONIC), for -v: where the fixed cost goes */
 	uint64_t t_begin, t_released, t_ended, t_drained, t_written;
@@ -144,7 +144,7 @@ static int read_records(struct session *s)
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
 	int n = tracer__poll(s->tracer, 100 /* ms */);
 
-	report__flush(s->report);
+	run_record__flush(s->record);
 	/* once the command has ended there is nothing to batch: the last records are awaited */
 	if (n > 0 && n < SMALL_BATCH && !s->t_ended)
 		nanosleep(&pause, NULL);
@@ -246,16 +246,16 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 	return 0;
 }
 
-static int session_start_report(struct session *s)
+static int session_start_record(struct session *s)
 {
 	char why[1024];
 
-	s->report = report__new(&s->rcfg, why, sizeof(why));
-	if (!s->report) {
+	s->record = run_record__new(&s->rcfg, why, sizeof(why));
+	if (!s->record) {
 		um_err("%s", why);
 		return -EIO;
 	}
-	report__set_hardware(s->report, hw_capture(""));
+	run_record__set_hardware(s->record, hw_capture(""));
 	return 0;
 }
 
@@ -268,7 +268,7 @@ static int session_finish(struct session *s)
 	/* first, before the long writes: no process may stay held at an exec nobody reads; this
 	 * also reads every record still in the ring */
 	tracer__stop_holding(s->tracer);
-	report__flush(s->report);
+	run_record__flush(s->record);
 	for (size_t i = 0; i < s->n_specs; i++) {
 		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
 
@@ -281,15 +281,15 @@ static int session_finish(struct session *s)
 				s->specs[i].symbol);
 	}
 	tracer__counters(s->tracer, &c);
-	report__set_counters(s->report, &c);
-	report__set_memcg(s->report, &s->memcg);
-	tracer__live_procs(s->tracer, report__add_live, s->report);
-	report__set_stop(s->report, um_monotonic_ns());
-	report__set_timeline(s->report, tracer__timeline(s->tracer));
+	run_record__set_counters(s->record, &c);
+	run_record__set_memcg(s->record, &s->memcg);
+	tracer__live_procs(s->tracer, run_record__add_live, s->record);
+	run_record__set_stop(s->record, um_monotonic_ns());
+	run_record__set_timeline(s->record, tracer__timeline(s->tracer));
 	if (s->have_python)
-		python_units__merge_reports(&s->python, report__hardware(s->report));
-	err = report__write_manifest(s->report, s->manifest);
-	report__print_tables(s->report, stderr);
+		python_units__merge_facts(&s->python, run_record__hardware(s->record));
+	err = run_record__write_manifest(s->record, s->manifest);
+	run_record__print_tables(s->record, stderr);
 	s->t_written = um_monotonic_ns();
 	if (c.lost_records || c.map_full)
 		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
@@ -318,8 +318,8 @@ static int session_finish(struct session *s)
 		else
 			fprintf(stderr, "report:   %s\n", s->opts->report);
 	}
-	if (report__stream_error(s->report))
-		return report__stream_error(s->report);
+	if (run_record__stream_error(s->record))
+		return run_record__stream_error(s->record);
 	return 0;
 }
 
@@ -349,7 +349,7 @@ static void session_cleanup(struct session *s)
 	tracer__destroy_detached(s->tracer);
 	say_phases(s, um_monotonic_ns() - t0);
 	memcg_remove(&s->memcg);
-	report__free(s->report);
+	run_record__free(s->record);
 	for (size_t i = 0; i < s->n_specs; i++)
 		unit_spec_free(&s->specs[i]);
 	if (s->have_python)
@@ -385,7 +385,7 @@ static int run_loop(struct session *s, struct launch *l, int *wait_status)
 			}
 		}
 		/* the exit record comes at the final context switch, which may follow the reaping */
-		if (reaped && (report__proc_finished(s->report, l->pid) ||
+		if (reaped && (run_record__proc_finished(s->record, l->pid) ||
 			       um_monotonic_ns() - reaped_at > DRAIN_TIMEOUT_NS))
 			return 0;
 	}
@@ -416,7 +416,7 @@ int session_run(const struct um_options *o)
 		um_err("%s", why);
 		goto out;
 	}
-	err = session_start_report(&s);
+	err = session_start_record(&s);
 	if (err)
 		goto out;
 	if (s.have_python && python_units__export_env(&s.python)) {
@@ -433,7 +433,7 @@ int session_run(const struct um_options *o)
 		goto out;
 	}
 	s.tcfg.charge_cgroup_id = s.memcg.id;
-	err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
+	err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
 	if (s.memcg.id) {
 		int entered = launch__cgroup_result(&l);
 
@@ -461,8 +461,8 @@ int session_run(const struct um_options *o)
 	}
 	t0 = um_monotonic_ns();
 	s.t_released = t0;
-	report__set_origin(s.report, t0);
-	report__add_root(s.report, l.pid, getpid(), o->command_argv[0]);
+	run_record__set_origin(s.record, t0);
+	run_record__add_root(s.record, l.pid, getpid(), o->command_argv[0]);
 	um_info("probes attached; starting %s", path);
 	if (launch__release(&l)) {
 		um_err("the command %s did not wait to be started", path);
@@ -470,7 +470,7 @@ int session_run(const struct um_options *o)
 	}
 	err = run_loop(&s, &l, &wait_status);
 	s.t_drained = um_monotonic_ns();
-	report__set_exit(s.report, wait_status);
+	run_record__set_exit(s.record, wait_status);
 	if (session_finish(&s) || err)
 		goto out;
 	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
@@ -522,7 +522,7 @@ static void say_ready(const struct session *s, int fd)
 		n = asprintf(&text, "env-prepend PYTHONPATH=%s\nenv UNITMETER_PY_UNITS=%s\n"
 			     "env UNITMETER_MARKER_LIB=%s\nenv UNITMETER_PY_REPORT=%s\nok\n",
 			     s->python.boot_dir, s->python.specs_env, s->python.marker_lib,
-			     s->python.report_dir);
+			     s->python.facts_dir);
 	else
 		n = asprintf(&text, "ok\n");
 	if (n < 0 || write(fd, text, n) != n)
@@ -553,17 +553,17 @@ int session_attach(const struct um_options *o)
 		um_err("%s", why);
 		goto out;
 	}
-	err = session_start_report(&s);
+	err = session_start_record(&s);
 	memcg_of_pid(&s.memcg, o->pid);
 	if (!s.memcg.id)
 		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
 			s.memcg.reason);
 	s.tcfg.charge_cgroup_id = s.memcg.id;
 	if (!err)
-		err = tracer__open(&s.tracer, &s.tcfg, report__on_record, s.report);
+		err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
 	t0 = um_monotonic_ns();
 	if (!err) {
-		report__set_origin(s.report, t0);
+		run_record__set_origin(s.record, t0);
 		err = tracer__track(s.tracer, o->pid, 0, false);
 	}
 	if (!err)
@@ -579,18 +579,18 @@ int session_attach(const struct um_options *o)
 	s.t_released = um_monotonic_ns();
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
-	report__add_root(s.report, o->pid, 0, exe);
+	run_record__add_root(s.record, o->pid, 0, exe);
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
 		o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
 	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	while (!stop_signal && um_monotonic_ns() < deadline &&
-	       !report__proc_finished(s.report, o->pid)) {
+	       !run_record__proc_finished(s.record, o->pid)) {
 		err = read_records(&s);
 		if (err < 0 && err != -EINTR)
 			break;
 		/* exit record lost (counted): stop when the process is gone all the same */
-		if (kill(o->pid, 0) && errno == ESRCH && !report__proc_finished(s.report, o->pid)) {
+		if (kill(o->pid, 0) && errno == ESRCH && !run_record__proc_finished(s.record, o->pid)) {
 			tracer__poll(s.tracer, 200 /* ms */);
 			break;
 		}

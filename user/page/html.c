@@ -353,7 +353,7 @@ static void section_over_time(struct page *pg)
 			fputs("<p class=\"why\">The manifest lists no process.</p>", out);
 			continue;
 		}
-		svg_process_timeline(out, json_object_get(run, "per_process"), in->units,
+		svg_process_lanes(out, json_object_get(run, "per_process"), in->units,
 				     um_json_number(run, "wall_s", 0));
 	}
 	if (!any)

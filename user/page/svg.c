@@ -417,7 +417,7 @@ static void lane_title(FILE *out, const struct lane *l)
 	fputs("</title>", out);
 }
 
-size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *units, double end_s)
+size_t svg_process_lanes(FILE *out, const json_t *per_process, const json_t *units, double end_s)
 {
 	size_t n = json_array_size(per_process), i, drawn = 0;
 	struct plot p = { .left = LANE_LABEL, .top = 4, .width = 960 - LANE_LABEL - 10 };

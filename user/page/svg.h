@@ -34,7 +34,7 @@ void svg_distribution(FILE *out, const char *key, const char *label, const doubl
  * tracing), a line from its parent's lane at its fork; each unit of the run a bar on its
  * process's lane. end_s: the run's wall time. Returns the lanes drawn.
  */
-size_t svg_process_timeline(FILE *out, const json_t *per_process, const json_t *units,
+size_t svg_process_lanes(FILE *out, const json_t *per_process, const json_t *units,
 			    double end_s);
 
 /* The run's memory_timeline: RSS (and the memory charge) lowest to highest per bucket. */

@@ -27,7 +27,7 @@ static void set_exit_fields(json_t *obj, bool known, int status)
 			    known && WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null());
 }
 
-static json_t *proc_json(const struct report *r, const struct proc_row *p)
+static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 {
 	json_t *o = json_pack("{s:i, s:i, s:s, s:I, s:f, s:I, s:I, s:I, s:i}",
 			      "pid", (int)p->pid, "ppid", (int)p->ppid, "comm", p->comm,
@@ -83,16 +83,16 @@ static json_t *proc_json(const struct report *r, const struct proc_row *p)
 }
 
 /*
- * The run's memory charge (report__peak_charge), or null with the reason when there is no
+ * The run's memory charge (run_record__peak_charge), or null with the reason when there is no
  * cgroup, or none of the group's processes was seen in it.
  */
-static void charge_json(const struct report *r, json_t *run)
+static void charge_json(const struct run_record *r, json_t *run)
 {
 	const struct memcg *m = &r->memcg;
 	const char *note = NULL;
 	uint64_t peak;
 
-	if (report__peak_charge(r, &peak)) {
+	if (run_record__peak_charge(r, &peak)) {
 		json_object_set_new(run, "peak_charge_bytes", json_integer((json_int_t)peak));
 		if (!m->made_for_run)
 			note = "the target's own memory cgroup: it may hold processes other than the "
@@ -108,7 +108,7 @@ static void charge_json(const struct report *r, json_t *run)
 }
 
 /* When the command was released, as ISO 8601 UTC to the millisecond; null when not known. */
-static json_t *started_at(const struct report *r)
+static json_t *started_at(const struct run_record *r)
 {
 	char text[64];
 	struct tm tm;
@@ -121,7 +121,7 @@ static json_t *started_at(const struct report *r)
 	return json_string(text);
 }
 
-static json_t *run_json(const struct report *r)
+static json_t *run_json(const struct run_record *r)
 {
 	const struct proc_row *root = NULL;
 	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
@@ -173,7 +173,7 @@ static json_t *run_json(const struct report *r)
 	return run;
 }
 
-json_t *report__manifest(struct report *r)
+json_t *run_record__manifest(struct run_record *r)
 {
 	json_t *m = json_object(), *cmd = json_array(), *specs = json_array();
 
@@ -194,7 +194,7 @@ json_t *report__manifest(struct report *r)
 	json_object_set_new(m, "command", cmd);
 	json_object_set_new(m, "unit_specs", specs);
 	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
-	/* "units" is written after the rest, one unit at a time (report__write_manifest) */
+	/* "units" is written after the rest, one unit at a time (run_record__write_manifest) */
 	if (!r->summary)
 		r->summary = um_summarise_records(r->units, r->n_units);
 	json_object_set(m, "summary", r->summary ? r->summary : json_null());
@@ -206,7 +206,7 @@ json_t *report__manifest(struct report *r)
  * The manifest as one JSON object, its "units" array last and written unit by unit, so a run of
  * a million short units never holds a million JSON trees.
  */
-static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
+static int write_manifest_body(const struct run_record *r, json_t *m, FILE *f)
 {
 	/* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
 	char *head = json_dumps(m, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
@@ -226,7 +226,7 @@ static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
 	for (size_t i = 0; !rc && i < r->n_units; i++) {
 		char line[UNIT_LINE_MAX];
 
-		report__unit_line(r, &r->units[i], i, line, sizeof(line));
+		run_record__unit_line(r, &r->units[i], i, line, sizeof(line));
 		if (fputs(i ? ",\n    " : "\n    ", f) == EOF || fputs(line, f) == EOF)
 			rc = -1;
 	}
@@ -235,10 +235,10 @@ static int write_manifest_body(const struct report *r, json_t *m, FILE *f)
 	return rc;
 }
 
-int report__write_manifest(struct report *r, const char *path)
+int run_record__write_manifest(struct run_record *r, const char *path)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX];
-	json_t *m = report__manifest(r);
+	json_t *m = run_record__manifest(r);
 	int fd, err = 0;
 	FILE *f;
 	char *manifest_buf;

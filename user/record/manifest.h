@@ -11,11 +11,11 @@
 
 /*
  * The manifest as a JSON object, all but its "units" array (a new reference): what
- * report__write_manifest writes ahead of the units, and what a writer of another form starts
- * from. Computes the units' summary once and keeps it in the report.
+ * run_record__write_manifest writes ahead of the units, and what a writer of another form starts
+ * from. Computes the units' summary once and keeps it in the run record.
  */
-json_t *report__manifest(struct report *r);
+json_t *run_record__manifest(struct run_record *r);
 /* Build the manifest and write it to path, atomically (temp file + rename). */
-int report__write_manifest(struct report *r, const char *path);
+int run_record__write_manifest(struct run_record *r, const char *path);
 
 #endif

@@ -6,9 +6,9 @@
 #include "record/run_record_internal.h"
 #include "record/unit_record.h"
 
-struct report *report__new(const struct report_config *cfg, char *err, size_t errlen)
+struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen)
 {
-	struct report *r = calloc(1, sizeof(*r));
+	struct run_record *r = calloc(1, sizeof(*r));
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -23,7 +23,7 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 		json_decref(text);
 		if (!r->spec_json[i]) {
 			snprintf(err, errlen, "out of memory");
-			report__free(r);
+			run_record__free(r);
 			return NULL;
 		}
 	}
@@ -31,14 +31,14 @@ struct report *report__new(const struct report_config *cfg, char *err, size_t er
 		r->stream = units_stream__open(cfg->units_jsonl, cfg->owner_uid, cfg->owner_gid, err,
 					       errlen);
 		if (!r->stream) {
-			report__free(r);
+			run_record__free(r);
 			return NULL;
 		}
 	}
 	return r;
 }
 
-void report__set_origin(struct report *r, uint64_t t0_ns)
+void run_record__set_origin(struct run_record *r, uint64_t t0_ns)
 {
 	struct timespec mono, real;
 
@@ -55,17 +55,17 @@ void report__set_origin(struct report *r, uint64_t t0_ns)
 	}
 }
 
-void report__set_timeline(struct report *r, const struct memory_timeline *t)
+void run_record__set_timeline(struct run_record *r, const struct memory_timeline *t)
 {
 	r->timeline = t;
 }
 
-void report__set_stop(struct report *r, uint64_t stop_ns)
+void run_record__set_stop(struct run_record *r, uint64_t stop_ns)
 {
 	r->stop_ns = stop_ns;
 }
 
-static struct proc_row *proc_find(const struct report *r, pid_t pid)
+static struct proc_row *proc_find(const struct run_record *r, pid_t pid)
 {
 	/* newest first: a recycled pid belongs to the latest process */
 	for (size_t i = r->n_procs; i-- > 0;)
@@ -74,7 +74,7 @@ static struct proc_row *proc_find(const struct report *r, pid_t pid)
 	return NULL;
 }
 
-static struct proc_row *proc_add(struct report *r, pid_t pid, pid_t ppid)
+static struct proc_row *proc_add(struct run_record *r, pid_t pid, pid_t ppid)
 {
 	struct proc_row *row;
 
@@ -94,7 +94,7 @@ static struct proc_row *proc_add(struct report *r, pid_t pid, pid_t ppid)
 	return row;
 }
 
-void report__add_root(struct report *r, pid_t pid, pid_t ppid, const char *comm)
+void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const char *comm)
 {
 	struct proc_row *row = proc_add(r, pid, ppid);
 
@@ -105,19 +105,19 @@ void report__add_root(struct report *r, pid_t pid, pid_t ppid, const char *comm)
 	snprintf(row->comm, sizeof(row->comm), "%s", comm);
 }
 
-const char *report__unit_spec(const struct report *r, const struct um_unit_record *u)
+const char *run_record__unit_spec(const struct run_record *r, const struct um_unit_record *u)
 {
 	return u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
 }
 
-size_t report__unit_line(const struct report *r, const struct um_unit_record *u, size_t index,
+size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u, size_t index,
 			 char *buf, size_t len)
 {
 	return um_unit_json(u, index, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null",
 			    r->t0_ns, buf, len);
 }
 
-static void on_unit(struct report *r, const struct um_unit_record *u)
+static void on_unit(struct run_record *r, const struct um_unit_record *u)
 {
 	char line[UNIT_LINE_MAX];
 	size_t n;
@@ -133,16 +133,16 @@ static void on_unit(struct report *r, const struct um_unit_record *u)
 		r->units = bigger;
 		r->cap_units = cap;
 	}
-	n = report__unit_line(r, u, r->n_units, line, sizeof(line) - 1);
+	n = run_record__unit_line(r, u, r->n_units, line, sizeof(line) - 1);
 	line[n++] = '\n';
 	units_stream__append(r->stream, line, n);
-	progress__unit(&r->progress, r->n_units, u, report__unit_spec(r, u));
+	progress__unit(&r->progress, r->n_units, u, run_record__unit_spec(r, u));
 	r->units[r->n_units++] = *u;
 }
 
-int report__on_record(void *ctx, void *data, size_t size)
+int run_record__on_record(void *ctx, void *data, size_t size)
 {
-	struct report *r = ctx;
+	struct run_record *r = ctx;
 	__u32 type;
 	struct proc_row *row;
 
@@ -199,16 +199,16 @@ int report__on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-bool report__proc_finished(const struct report *r, pid_t pid)
+bool run_record__proc_finished(const struct run_record *r, pid_t pid)
 {
 	const struct proc_row *row = proc_find(r, pid);
 
 	return row && row->finished;
 }
 
-void report__add_live(void *ctx, const struct tracer_live_proc *p)
+void run_record__add_live(void *ctx, const struct tracer_live_proc *p)
 {
-	struct report *r = ctx;
+	struct run_record *r = ctx;
 	struct proc_row *row = proc_find(r, p->pid);
 
 	if (!row)
@@ -223,46 +223,46 @@ void report__add_live(void *ctx, const struct tracer_live_proc *p)
 	row->threads = p->threads;
 }
 
-void report__set_exit(struct report *r, int wait_status)
+void run_record__set_exit(struct run_record *r, int wait_status)
 {
 	r->have_exit = true;
 	r->wait_status = wait_status;
 }
 
-void report__set_hardware(struct report *r, json_t *hw)
+void run_record__set_hardware(struct run_record *r, json_t *hw)
 {
 	json_decref(r->hardware);
 	r->hardware = hw;
 }
 
-json_t *report__hardware(struct report *r)
+json_t *run_record__hardware(struct run_record *r)
 {
 	return r->hardware;
 }
 
-void report__set_memcg(struct report *r, const struct memcg *m)
+void run_record__set_memcg(struct run_record *r, const struct memcg *m)
 {
 	r->memcg = *m;
 }
 
-void report__set_counters(struct report *r, const struct tracer_counters *c)
+void run_record__set_counters(struct run_record *r, const struct tracer_counters *c)
 {
 	r->counters = *c;
 }
 
-int report__flush(struct report *r)
+int run_record__flush(struct run_record *r)
 {
 	units_stream__flush(r->stream);
 	progress__flush(&r->progress);
 	return units_stream__error(r->stream);
 }
 
-int report__stream_error(const struct report *r)
+int run_record__stream_error(const struct run_record *r)
 {
 	return units_stream__error(r->stream);
 }
 
-bool report__peak_charge(const struct report *r, uint64_t *peak)
+bool run_record__peak_charge(const struct run_record *r, uint64_t *peak)
 {
 	const struct tracer_counters *c = &r->counters;
 	const struct memcg *m = &r->memcg;
@@ -276,7 +276,7 @@ bool report__peak_charge(const struct report *r, uint64_t *peak)
 	return true;
 }
 
-void report__free(struct report *r)
+void run_record__free(struct run_record *r)
 {
 	if (!r)
 		return;

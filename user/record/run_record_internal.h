@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The report's state, for the files that write it out: report.c takes the records in,
+ * The run record's state, for the files that write it out: run_record.c takes the records in,
  * manifest.c and tables.c read what was kept. Nothing else includes this.
  */
-#ifndef UM_REPORT_INTERNAL_H
-#define UM_REPORT_INTERNAL_H
+#ifndef UM_RUN_RECORD_INTERNAL_H
+#define UM_RUN_RECORD_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,8 +28,8 @@ struct proc_row {
 	uint32_t threads;
 };
 
-struct report {
-	const struct report_config *cfg;
+struct run_record {
+	const struct run_record_config *cfg;
 	struct proc_row *procs;
 	size_t n_procs, cap_procs;
 	/* finished units as the kernel sent them: 96 bytes each, JSON is made when written */
@@ -50,15 +50,15 @@ struct report {
 };
 
 /* The text of unit u's spec; NULL when its index is not one of the run's. */
-const char *report__unit_spec(const struct report *r, const struct um_unit_record *u);
+const char *run_record__unit_spec(const struct run_record *r, const struct um_unit_record *u);
 /* Unit u, number index, as its JSON line (unit_record.h), without the newline. */
-size_t report__unit_line(const struct report *r, const struct um_unit_record *u, size_t index,
+size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u, size_t index,
 			 char *buf, size_t len);
 /*
  * The run's memory charge: the highest value read, or the kernel's own high-water mark, exact,
  * when it rose while the group was traced (always, for a cgroup made for the run). false when
  * there is no cgroup, or none of the group's processes was seen in it.
  */
-bool report__peak_charge(const struct report *r, uint64_t *peak);
+bool run_record__peak_charge(const struct run_record *r, uint64_t *peak);
 
 #endif

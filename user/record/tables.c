@@ -11,7 +11,7 @@
 #define UM_TABLE_ROWS 40
 
 /* Units grouped by the process that ran them, so a pool's workers read apart. */
-static void print_units_by_process(const struct report *r, FILE *out)
+static void print_units_by_process(const struct run_record *r, FILE *out)
 {
 	size_t shown = 0, n = r->n_units;
 
@@ -36,7 +36,7 @@ static void print_units_by_process(const struct report *r, FILE *out)
 				snprintf(charge, sizeof(charge), "%.1f", u->peak_charge_bytes / 1048576.0);
 			fprintf(out, "%-6zu %-8d %-20s %10.4f %7.2f %11.1f %11.1f %11s %s\n", i,
 				r->procs[p].pid,
-				unit_spec_label(report__unit_spec(r, u)),
+				unit_spec_label(run_record__unit_spec(r, u)),
 				wall, wall > 0 ? um_seconds(u->cpu_ns) / wall : 0.0,
 				u->peak_rss_bytes / 1048576.0,
 				(u->peak_rss_bytes > u->start_rss_bytes ?
@@ -46,7 +46,7 @@ static void print_units_by_process(const struct report *r, FILE *out)
 	}
 }
 
-void report__print_tables(const struct report *r, FILE *out)
+void run_record__print_tables(const struct run_record *r, FILE *out)
 {
 	json_t *summary;
 
@@ -71,7 +71,7 @@ void report__print_tables(const struct report *r, FILE *out)
 	{
 		uint64_t charge;
 
-		if (report__peak_charge(r, &charge))
+		if (run_record__peak_charge(r, &charge))
 			fprintf(out, "memory charge: peak %.1f MiB (cgroup %s: a shared page once, page "
 				"cache included; what --mem is enforced on)\n", charge / 1048576.0,
 				r->memcg.name);

@@ -6,6 +6,6 @@
 #include <stdio.h>
 #include "record/run_record.h"
 
-void report__print_tables(const struct report *r, FILE *out);
+void run_record__print_tables(const struct run_record *r, FILE *out);
 
 #endif

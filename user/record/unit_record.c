@@ -89,7 +89,7 @@ static void put_fixed(struct line *l, uint64_t v, int decimals)
 /*
  * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
  * cost a JSON tree, or a printf, each (the spec strings are escaped once, by jansson, when the
- * report is made: report__new).
+ * record is made: run_record__new).
  */
 size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *spec_json,
 		    uint64_t t0_ns, char *buf, size_t len)

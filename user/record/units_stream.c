@@ -79,7 +79,7 @@ void units_stream__append(struct units_stream *s, const char *line, size_t n)
 {
 	if (!s || s->err)
 		return;
-	/* flushed after each batch the ring buffer hands over (report__flush), milliseconds,
+	/* flushed after each batch the ring buffer hands over (run_record__flush), milliseconds,
 	 * and before stdio would write out a buffer that ends inside a line */
 	if (s->pending + (off_t)n > UNITS_STREAM_BUFFER)
 		stream_flush(s);

@@ -92,7 +92,7 @@ static int drop_privileges(uid_t uid, gid_t gid)
 }
 
 /* In the child: write its own pid to cgroup_procs; the errno (0: done) goes up the pipe. */
-static void enter_cgroup(const char *cgroup_procs, int report_fd)
+static void enter_cgroup(const char *cgroup_procs, int result_fd)
 {
 	char text[24];
 	int fd = open(cgroup_procs, O_WRONLY | O_CLOEXEC), err = 0;
@@ -102,9 +102,9 @@ static void enter_cgroup(const char *cgroup_procs, int report_fd)
 		err = errno;
 	if (fd >= 0)
 		close(fd);
-	if (write(report_fd, &err, sizeof(err)) != sizeof(err))
+	if (write(result_fd, &err, sizeof(err)) != sizeof(err))
 		_exit(126);
-	close(report_fd);
+	close(result_fd);
 }
 
 int launch__cgroup_result(struct launch *l)

@@ -242,16 +242,16 @@ int python_units__prepare(struct python_units *pu, const struct unit_spec *specs
 				specs[i].module ? specs[i].module : "", specs[i].module ? ":" : "",
 				specs[i].qualname);
 	}
-	/* the processes report as the user they run as; only they and root can read it */
-	snprintf(pu->report_dir, sizeof(pu->report_dir), "/tmp/unitmeter-py-XXXXXX");
-	if (!mkdtemp(pu->report_dir)) {
+	/* the processes write their facts as the user they run as; only they and root can read it */
+	snprintf(pu->facts_dir, sizeof(pu->facts_dir), "/tmp/unitmeter-py-XXXXXX");
+	if (!mkdtemp(pu->facts_dir)) {
 		err = -errno;
 		snprintf(why, whylen, "cannot create a directory in /tmp: %s", strerror(errno));
-		pu->report_dir[0] = '\0';
+		pu->facts_dir[0] = '\0';
 		return err;
 	}
-	if (geteuid() == 0 && chown(pu->report_dir, uid, gid))
-		um_warn("cannot hand %s to uid %u: %s", pu->report_dir, uid, strerror(errno));
+	if (geteuid() == 0 && chown(pu->facts_dir, uid, gid))
+		um_warn("cannot hand %s to uid %u: %s", pu->facts_dir, uid, strerror(errno));
 	return 0;
 }
 
@@ -265,35 +265,35 @@ int python_units__export_env(const struct python_units *pu)
 		return -ENOMEM;
 	if (setenv("PYTHONPATH", path, 1) || setenv("UNITMETER_PY_UNITS", pu->specs_env, 1) ||
 	    setenv("UNITMETER_MARKER_LIB", pu->marker_lib, 1) ||
-	    setenv("UNITMETER_PY_REPORT", pu->report_dir, 1))
+	    setenv("UNITMETER_PY_REPORT", pu->facts_dir, 1))
 		err = -errno;
 	free(path);
 	return err;
 }
 
-void python_units__merge_reports(const struct python_units *pu, json_t *hardware)
+void python_units__merge_facts(const struct python_units *pu, json_t *hardware)
 {
 	json_t *blas = json_array(), *first_env = NULL;
 	const char *version = NULL;
-	json_t *reports = json_array();
+	json_t *all_facts = json_array();
 	struct dirent *de;
-	DIR *d = opendir(pu->report_dir);
+	DIR *d = opendir(pu->facts_dir);
 
 	while (d && (de = readdir(d))) {
 		char path[PATH_MAX];
-		json_t *report, *pools, *pool;
+		json_t *facts, *pools, *pool;
 		size_t i;
 
 		if (!strstr(de->d_name, ".json") || strstr(de->d_name, ".tmp"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", pu->report_dir, de->d_name);
-		report = json_load_file(path, 0, NULL);
-		if (!json_is_object(report)) {
-			json_decref(report);
+		snprintf(path, sizeof(path), "%s/%s", pu->facts_dir, de->d_name);
+		facts = json_load_file(path, 0, NULL);
+		if (!json_is_object(facts)) {
+			json_decref(facts);
 			continue;
 		}
-		json_array_append_new(reports, report);
-		pools = json_object_get(report, "blas");
+		json_array_append_new(all_facts, facts);
+		pools = json_object_get(facts, "blas");
 		json_array_foreach(pools, i, pool) {
 			json_t *seen;
 			size_t j;
@@ -313,7 +313,7 @@ void python_units__merge_reports(const struct python_units *pu, json_t *hardware
 		json_t *r;
 		size_t i;
 
-		json_array_foreach(reports, i, r) {
+		json_array_foreach(all_facts, i, r) {
 			json_int_t pid = json_integer_value(json_object_get(r, "pid"));
 
 			if (best < 0 || pid < best) {
@@ -329,13 +329,13 @@ void python_units__merge_reports(const struct python_units *pu, json_t *hardware
 	json_object_set_new(hardware, "blas", blas);
 	if (json_is_object(first_env))
 		json_object_set(hardware, "thread_env", first_env);
-	json_decref(reports);
+	json_decref(all_facts);
 }
 
 void python_units__cleanup(struct python_units *pu)
 {
-	if (pu->report_dir[0]) {
-		DIR *d = opendir(pu->report_dir);
+	if (pu->facts_dir[0]) {
+		DIR *d = opendir(pu->facts_dir);
 		struct dirent *de;
 
 		while (d && (de = readdir(d))) {
@@ -344,8 +344,8 @@ void python_units__cleanup(struct python_units *pu)
 		}
 		if (d)
 			closedir(d);
-		rmdir(pu->report_dir);
-		pu->report_dir[0] = '\0';
+		rmdir(pu->facts_dir);
+		pu->facts_dir[0] = '\0';
 	}
 	free(pu->specs_env);
 	pu->specs_env = NULL;
