@@ -590,7 +590,8 @@ int session_attach(const struct um_options *o)
 		if (err < 0 && err != -EINTR)
 			break;
 		/* exit record lost (counted): stop when the process is gone all the same */
-		if (kill(o->pid, 0) && errno == ESRCH && !run_record__proc_finished(s.record, o->pid)) {
+		if (kill(o->pid, 0) && errno == ESRCH &&
+		    !run_record__proc_finished(s.record, o->pid)) {
 			tracer__poll(s.tracer, 200 /* ms */);
 			break;
 		}

@@ -158,8 +158,8 @@ static json_t *run_json(const struct run_record *r)
 	json_object_set_new(run, "thread_collisions", json_integer((json_int_t)r->counters.thread_collisions));
 	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)r->counters.orphan_slices));
 	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)r->counters.switch_in_misses));
-	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline updates
-	 * ran unlocked, and a figure they touched may be off by one change */
+	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
+	 * updates ran unlocked, and a figure they touched may be off by one change */
 	json_object_set_new(run, "tracing",
 			    json_pack("{s:s, s:b, s:I}", "build",
 				      r->counters.build ? r->counters.build : "none",

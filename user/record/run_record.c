@@ -110,8 +110,8 @@ const char *run_record__unit_spec(const struct run_record *r, const struct um_un
 	return u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
 }
 
-size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u, size_t index,
-			 char *buf, size_t len)
+size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
+			     size_t index, char *buf, size_t len)
 {
 	return um_unit_json(u, index, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null",
 			    r->t0_ns, buf, len);

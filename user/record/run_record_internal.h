@@ -52,8 +52,8 @@ struct run_record {
 /* The text of unit u's spec; NULL when its index is not one of the run's. */
 const char *run_record__unit_spec(const struct run_record *r, const struct um_unit_record *u);
 /* Unit u, number index, as its JSON line (unit_record.h), without the newline. */
-size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u, size_t index,
-			 char *buf, size_t len);
+size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
+			     size_t index, char *buf, size_t len);
 /*
  * The run's memory charge: the highest value read, or the kernel's own high-water mark, exact,
  * when it rose while the group was traced (always, for a cgroup made for the run). false when
