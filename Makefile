@@ -73,7 +73,7 @@ $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(Q)$(CC) -std=gnu11 -O2 $(PKG_CFLAGS) $(CPPFLAGS) -Wall -Wextra -Werror -shared -fPIC $< \
 		-o $@ $(PKG_LDFLAGS)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/page $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
 		$(OUTPUT)/screenshots:
 	$(Q)mkdir -p $@
 
@@ -116,6 +116,17 @@ $(OUTPUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# The page's stylesheet and script (user/page/report.css, report.js) as C arrays in html.o. The
+# files keep a rule or a statement a line for reading; the page has always carried each on one
+# line, so newlines are dropped (neither holds one that means anything) before xxd -i.
+$(OUTPUT)/page/report_%.h: user/page/report.% | $(OUTPUT)/page
+	$(call msg,EMBED,$@)
+	$(Q)tr -d '\n' < $< > $@.bin
+	$(Q)xxd -i -n um_report_$* $@.bin | sed 's/^unsigned/static const unsigned/' > $@.tmp
+	$(Q)rm -f $@.bin && mv $@.tmp $@
+
+$(OUTPUT)/user/page/html.o: $(OUTPUT)/page/report_css.h $(OUTPUT)/page/report_js.h
 
 $(OUTPUT)/unitmeter: $(OUTPUT)/user/commands/main.o $(USER_OBJS)
 	$(call msg,LD,$@)
@@ -265,7 +276,7 @@ deb-test: deb tracefs $(DEMO)
 	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
-DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev xxd \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
 	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
 

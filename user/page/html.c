@@ -31,48 +31,13 @@ struct page {
 	json_t *units; /* every file's units, in order */
 };
 
-static const char *STYLE =
-	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;"
-	"background:#f6f7f9}main{max-width:1000px;margin:0 auto;padding:16px 20px 60px}"
-	"h1{font-size:22px;margin:18px 0 2px}h2{font-size:17px;margin:30px 0 8px;border-bottom:1px "
-	"solid #d8dce3;padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}"
-	".sub{color:#5b6475;margin:0}section,article{margin-bottom:8px}"
-	"dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}"
-	"dl.facts dt{color:#5b6475}dl.facts dd{margin:0}"
-	"table{border-collapse:collapse;background:#fff;font-variant-numeric:tabular-nums}"
-	"th,td{padding:3px 8px;border-bottom:1px solid #e6e9ee;text-align:right;white-space:nowrap}"
-	"th{background:#eef1f5;position:sticky;top:0;cursor:pointer;user-select:none}"
-	"th.sorted-asc::after{content:' \\25B2'}th.sorted-desc::after{content:' \\25BC'}"
-	"td.text,th.text{text-align:left}.totals td:first-child{text-align:left;color:#5b6475}"
-	".warnings{background:#fff4e5;border:1px solid #f0c36d;padding:6px 12px 6px 28px;margin:8px 0}"
-	".why{color:#5b6475;font-style:italic}.dists{display:grid;grid-template-columns:repeat(auto-fill,"
-	"minmax(450px,1fr));gap:12px}figure{margin:0;background:#fff;border:1px solid #e0e4ea;padding:8px}"
-	"figcaption{font-weight:600;margin-bottom:4px}.stats{margin:2px 0 0;color:#3b4252}"
-	".stat{margin-right:10px}svg{width:100%;height:auto;display:block;font-size:11px}"
-	".axis{stroke:#8a93a3}.tick{stroke:#8a93a3;fill:#5b6475}text.tick{stroke:none}"
-	".grid{stroke:#e6e9ee}.bar{fill:#5b8def}.bar:hover{fill:#2f5fc4}"
-	".median{stroke:#1d2330;stroke-width:1.5}.p90{stroke:#d9480f;stroke-width:1.5;stroke-dasharray:4 3}"
-	"text.mark{fill:#1d2330;font-size:10px}text.mark.p90{fill:#d9480f;stroke:none}"
-	".proc{fill:#dfe5ee}.proc:hover{fill:#c5cfdd}.unit{fill:#5b8def;opacity:.9}.unit:hover{fill:#2f5fc4}"
-	".fork{stroke:#8a93a3;stroke-dasharray:2 2}.lane-label{text-anchor:end;fill:#3b4252}"
-	"path.rss{fill:#5b8def;fill-opacity:.35;stroke:#2f5fc4;stroke-width:1}"
-	"path.charge{fill:#d9480f;fill-opacity:.18;stroke:#d9480f;stroke-width:1}"
-	".hover{fill:transparent}.hover:hover{fill:rgba(0,0,0,.06)}.peak{fill:#1d2330}"
-	".legend span{display:inline-block;width:12px;height:10px;margin:0 4px 0 12px}"
-	"pre{background:#fff;border:1px solid #e0e4ea;padding:10px;overflow:auto;white-space:pre-wrap}"
-	".scroll{max-height:640px;overflow:auto;border:1px solid #e0e4ea}";
-
-/* Sorting the unit table by a column: numbers by their data-v, text as text. */
-static const char *SCRIPT =
-	"document.querySelectorAll('table.sortable').forEach(function(t){"
-	"var hs=t.querySelectorAll('th');hs.forEach(function(h,c){h.addEventListener('click',"
-	"function(){var asc=!h.classList.contains('sorted-asc');hs.forEach(function(x){"
-	"x.classList.remove('sorted-asc','sorted-desc')});h.classList.add(asc?'sorted-asc':'sorted-desc');"
-	"var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);rows.sort(function(x,y){"
-	"var p=x.cells[c],q=y.cells[c],a=p.dataset.v,d=q.dataset.v,r;"
-	"if(a!==undefined&&d!==undefined){a=a===''?-Infinity:+a;d=d===''?-Infinity:+d;r=a-d}"
-	"else{r=p.textContent.localeCompare(q.textContent)}return asc?r:-r});"
-	"rows.forEach(function(r){b.appendChild(r)})})})});";
+/*
+ * The page's stylesheet and its script, which sorts the unit table by a column (numbers by their
+ * data-v, text as text): user/page/report.css and report.js, embedded at build time as arrays
+ * (Makefile: newlines dropped, then xxd -i), not NUL-terminated.
+ */
+#include "page/report_css.h"
+#include "page/report_js.h"
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -565,7 +530,7 @@ static void page_head(struct page *pg)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 	      "<title>unitmeter report</title><style>", out);
-	fputs(STYLE, out);
+	fwrite(um_report_css, 1, um_report_css_len, out);
 	fputs("</style></head><body><main><h1>unitmeter report</h1><p class=\"sub\">", out);
 	for (size_t i = 0; i < pg->req->n_files; i++) {
 		fputs(i ? ", " : "", out);
@@ -598,7 +563,9 @@ int html_report_write(const struct html_request *req, char *err, size_t errlen)
 	section_over_time(&pg);
 	section_projection(&pg);
 	section_table(&pg);
-	fprintf(pg.out, "</main><script>%s</script></body></html>\n", SCRIPT);
+	fputs("</main><script>", pg.out);
+	fwrite(um_report_js, 1, um_report_js_len, pg.out);
+	fputs("</script></body></html>\n", pg.out);
 	if (ferror(pg.out) | fclose(pg.out)) {
 		snprintf(err, errlen, "cannot write the report %s: %s", tmp, strerror(errno));
 		unlink(tmp);
