@@ -370,9 +370,11 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 	$(Q)mkdir -p $@
 
 # The parsers and the projection, compiled straight into each harness with the fuzzer's flags.
-FUZZ_USER_SRCS := user/files/summary.c user/project/project.c user/project/project_time.c
+FUZZ_USER_SRCS := user/files/summary.c user/files/units_file.c user/project/project.c \
+	user/project/project_time.c
 
 .output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_USER_SRCS) user/files/summary.h \
+		user/files/units_file.h user/files/unit_keys.h \
 		user/project/project.h | .output-fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_USER_SRCS) -o $@ -ljansson -lm

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include "fuzz_input.h"
 #include "files/summary.h"
+#include "files/units_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "helpers.h"
 #include "files/summary.h"
+#include "files/units_file.h"
 
 Test(summary, percentile_by_linear_interpolation)
 {

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "commands/session.h"
 #include "files/summary.h"
+#include "files/units_file.h"
 #include "trace/tracer.h"
 
 static int cmd_hw(const struct um_options *o)

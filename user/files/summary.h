@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The seed's summarise(): the distribution of per-unit figures that a projection is built from,
- * with the same keys, rounding and linear-interpolation percentiles (numpy's default).
+ * with the same keys, rounding and linear-interpolation percentiles (numpy's default). The
+ * files it reads come through units_file.h.
  */
 #ifndef UM_SUMMARY_H
 #define UM_SUMMARY_H
@@ -26,19 +27,6 @@ struct unit_figures {
 json_t *um_summarise_figures(const struct unit_figures *units, size_t n);
 /* The same over a JSON array of unit objects. */
 json_t *um_summarise(const json_t *units);
-
-/*
- * Append the units of one file to `units`: a run manifest (its "units" array) or a JSON Lines
- * stream of unit objects. On failure, returns -1 and writes one line naming the file and the
- * position into err.
- */
-int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
-/* The same; for a manifest, *run also gets its "run" object (a new reference), else NULL. */
-int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen);
-/* The same; for a manifest, *manifest gets the whole document (a new reference), else NULL. */
-int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen);
-/* A number of a JSON object, or otherwise when the key is missing or not a number. */
-double um_json_number(const json_t *obj, const char *key, double otherwise);
 
 /* The summary as a short human table. */
 void um_print_summary_table(FILE *out, const json_t *summary);

@@ -13,6 +13,8 @@
 #include "page/html.h"
 #include "common/fileio.h"
 #include "files/summary.h"
+#include "files/unit_keys.h"
+#include "files/units_file.h"
 #include "page/svg.h"
 #include "common/version.h"
 
@@ -143,9 +145,9 @@ static size_t incomplete_units(const json_t *units)
 	const json_t *u;
 
 	json_array_foreach(units, i, u) {
-		const char *status = str(u, "status");
+		const char *status = str(u, UM_KEY_STATUS);
 
-		if (status && strcmp(status, "complete"))
+		if (status && strcmp(status, UM_STATUS_COMPLETE))
 			n++;
 	}
 	return n;
@@ -261,11 +263,11 @@ static void section_distributions(struct page *pg)
 		const char *key, *label;
 		enum value_kind kind;
 	} figures[] = {
-		{ "wall_s", "wall time", VALUE_SECONDS },
-		{ "cpu_s", "CPU time", VALUE_SECONDS },
-		{ "cpu_utilisation", "cores used (CPU time / wall)", VALUE_CORES },
-		{ "peak_rss_bytes", "peak RSS", VALUE_BYTES },
-		{ "peak_charge_bytes", "peak memory charge", VALUE_BYTES },
+		{ UM_KEY_WALL_S, "wall time", VALUE_SECONDS },
+		{ UM_KEY_CPU_S, "CPU time", VALUE_SECONDS },
+		{ UM_KEY_CPU_UTILISATION, "cores used (CPU time / wall)", VALUE_CORES },
+		{ UM_KEY_PEAK_RSS_BYTES, "peak RSS", VALUE_BYTES },
+		{ UM_KEY_PEAK_CHARGE_BYTES, "peak memory charge", VALUE_BYTES },
 	};
 	size_t n = json_array_size(pg->units), i;
 	double *values = malloc((n ? n : 1) * sizeof(*values));
@@ -281,9 +283,9 @@ static void section_distributions(struct page *pg)
 
 		json_array_foreach(pg->units, i, u) {
 			const json_t *v = json_object_get(u, figures[f].key);
-			const char *status = str(u, "status");
+			const char *status = str(u, UM_KEY_STATUS);
 
-			if (json_is_number(v) && (!status || !strcmp(status, "complete")))
+			if (json_is_number(v) && (!status || !strcmp(status, UM_STATUS_COMPLETE)))
 				values[m++] = json_number_value(v);
 		}
 		svg_distribution(pg->out, figures[f].key, figures[f].label, values, m, figures[f].kind);
@@ -472,7 +474,7 @@ static void section_table(struct page *pg)
 	}
 	for (i = 0; i < n; i++) {
 		rows[i].unit = json_array_get(pg->units, i);
-		rows[i].wall_s = um_json_number(rows[i].unit, "wall_s", 0);
+		rows[i].wall_s = um_json_number(rows[i].unit, UM_KEY_WALL_S, 0);
 	}
 	if (n > HTML_TABLE_ROWS) {
 		qsort(rows, n, sizeof(*rows), by_wall_desc);
@@ -488,28 +490,28 @@ static void section_table(struct page *pg)
 	      "</tr></thead><tbody>", out);
 	for (i = 0; i < shown; i++) {
 		const json_t *u = rows[i].unit;
-		const json_t *start = json_object_get(u, "start_ns");
+		const json_t *start = json_object_get(u, UM_KEY_START_NS);
 
 		fputs("<tr>", out);
-		cell(out, u, "index", VALUE_SECONDS, 0);
-		cell(out, u, "pid", VALUE_SECONDS, 0);
+		cell(out, u, UM_KEY_INDEX, VALUE_SECONDS, 0);
+		cell(out, u, UM_KEY_PID, VALUE_SECONDS, 0);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, str(u, "spec"));
+		svg_text(out, str(u, UM_KEY_SPEC));
 		fputs("</td>", out);
 		if (json_is_integer(start))
 			fprintf(out, "<td data-v=\"%lld\">%.3f</td>", (long long)json_integer_value(start),
 				json_integer_value(start) / 1e9);
 		else
 			fputs("<td data-v=\"\">&ndash;</td>", out);
-		cell(out, u, "wall_s", VALUE_SECONDS, -1);
-		cell(out, u, "cpu_s", VALUE_SECONDS, -1);
-		cell(out, u, "cpu_utilisation", VALUE_CORES, 2);
-		cell(out, u, "peak_rss_bytes", VALUE_BYTES, -1);
-		cell(out, u, "peak_rss_delta_bytes", VALUE_BYTES, -1);
-		cell(out, u, "peak_charge_bytes", VALUE_BYTES, -1);
-		cell(out, u, "output_bytes", VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_WALL_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_KEY_CPU_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_KEY_CPU_UTILISATION, VALUE_CORES, 2);
+		cell(out, u, UM_KEY_PEAK_RSS_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_PEAK_RSS_DELTA_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_PEAK_CHARGE_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_OUTPUT_BYTES, VALUE_BYTES, -1);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, str(u, "status") ? str(u, "status") : "complete");
+		svg_text(out, str(u, UM_KEY_STATUS) ? str(u, UM_KEY_STATUS) : UM_STATUS_COMPLETE);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table></div></section>\n", out);

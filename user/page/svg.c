@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "files/summary.h"
+#include "files/unit_keys.h"
+#include "files/units_file.h"
 #include "page/svg.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -308,14 +310,14 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 		     "data-units=\"%zu\"><title>",
 		px(p, s0), y, w > 0.6 ? w : 0.6, LANE_HEIGHT - 6, count);
 	if (count == 1) {
-		svg_format_value(wall, sizeof(wall), um_json_number(unit, "wall_s", 0),
+		svg_format_value(wall, sizeof(wall), um_json_number(unit, UM_KEY_WALL_S, 0),
 				 VALUE_SECONDS);
-		svg_format_value(peak, sizeof(peak), um_json_number(unit, "peak_rss_bytes", 0),
+		svg_format_value(peak, sizeof(peak), um_json_number(unit, UM_KEY_PEAK_RSS_BYTES, 0),
 				 VALUE_BYTES);
-		fprintf(out, "unit %lld (", (long long)um_json_number(unit, "index", -1));
-		svg_text(out, json_string_value(json_object_get(unit, "spec")));
+		fprintf(out, "unit %lld (", (long long)um_json_number(unit, UM_KEY_INDEX, -1));
+		svg_text(out, json_string_value(json_object_get(unit, UM_KEY_SPEC)));
 		fprintf(out, "): wall %s, %.2f cores, peak RSS %s, at %.3f s", wall,
-			um_json_number(unit, "cpu_utilisation", 0), peak, s0);
+			um_json_number(unit, UM_KEY_CPU_UTILISATION, 0), peak, s0);
 	} else {
 		fprintf(out, "%zu units from %.3f s to %.3f s", count, s0, s1);
 	}
@@ -349,11 +351,11 @@ static struct unit_span *unit_spans(const json_t *units, size_t *n)
 	if (!spans)
 		return NULL;
 	json_array_foreach(units, i, u) {
-		if (!json_is_number(json_object_get(u, "start_ns")))
+		if (!json_is_number(json_object_get(u, UM_KEY_START_NS)))
 			continue;
-		spans[*n].pid = (long long)um_json_number(u, "pid", -1);
-		spans[*n].start_s = um_json_number(u, "start_ns", 0) / 1e9;
-		spans[*n].end_s = spans[*n].start_s + um_json_number(u, "wall_s", 0);
+		spans[*n].pid = (long long)um_json_number(u, UM_KEY_PID, -1);
+		spans[*n].start_s = um_json_number(u, UM_KEY_START_NS, 0) / 1e9;
+		spans[*n].end_s = spans[*n].start_s + um_json_number(u, UM_KEY_WALL_S, 0);
 		spans[*n].unit = u;
 		(*n)++;
 	}

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "project/project.h"
 #include "files/summary.h"
+#include "files/unit_keys.h"
+#include "files/units_file.h"
 
 #define MIB (1024.0 * 1024.0)
 /* Below this many units a 90th percentile is one of the two largest values at best. */
@@ -866,15 +868,15 @@ static bool place_units(struct project_input *in, const json_t *units, const jso
 	if (!t)
 		return false;
 	json_array_foreach(units, i, u) {
-		const json_t *start_ns = json_object_get(u, "start_ns");
-		const char *status = json_string_value(json_object_get(u, "status"));
+		const json_t *start_ns = json_object_get(u, UM_KEY_START_NS);
+		const char *status = json_string_value(json_object_get(u, UM_KEY_STATUS));
 
 		timed = timed && json_is_number(start_ns);
 		t[k].start_s = json_number_value(start_ns) / 1e9;
-		t[k].end_s = t[k].start_s + json_number_value(json_object_get(u, "wall_s"));
-		t[k].pid = (long long)um_json_number(u, "pid", -1);
+		t[k].end_s = t[k].start_s + json_number_value(json_object_get(u, UM_KEY_WALL_S));
+		t[k].pid = (long long)um_json_number(u, UM_KEY_PID, -1);
 		t[k].order = i;
-		t[k].complete = status && strcmp(status, "complete") ? -1 : (long long)c++;
+		t[k].complete = status && strcmp(status, UM_STATUS_COMPLETE) ? -1 : (long long)c++;
 		k++;
 	}
 	qsort(t, k, sizeof(*t), by_pid_then_start);
@@ -956,16 +958,16 @@ int um_project_add(struct project_input *in, const char *path, const json_t *uni
 		return -1;
 	}
 	json_array_foreach(units, i, u) {
-		const char *status = json_string_value(json_object_get(u, "status"));
-		const json_t *util = json_object_get(u, "cpu_utilisation");
-		const json_t *out = json_object_get(u, "output_bytes");
-		const json_t *charge = json_object_get(u, "peak_charge_bytes");
-		double wall = json_number_value(json_object_get(u, "wall_s"));
-		double cpu = json_number_value(json_object_get(u, "cpu_s"));
+		const char *status = json_string_value(json_object_get(u, UM_KEY_STATUS));
+		const json_t *util = json_object_get(u, UM_KEY_CPU_UTILISATION);
+		const json_t *out = json_object_get(u, UM_KEY_OUTPUT_BYTES);
+		const json_t *charge = json_object_get(u, UM_KEY_PEAK_CHARGE_BYTES);
+		double wall = json_number_value(json_object_get(u, UM_KEY_WALL_S));
+		double cpu = json_number_value(json_object_get(u, UM_KEY_CPU_S));
 
 		walls += wall;
 		/* the seed's stream has no status: every unit it wrote returned */
-		if (status && strcmp(status, "complete")) {
+		if (status && strcmp(status, UM_STATUS_COMPLETE)) {
 			in->n_incomplete++;
 			continue;
 		}
@@ -973,7 +975,8 @@ int um_project_add(struct project_input *in, const char *path, const json_t *uni
 		in->cycle_s[in->n] = wall;
 		in->cpu_utilisation[in->n] = json_is_number(util) ? json_number_value(util)
 						   : wall > 0 ? cpu / wall : 0;
-		in->peak_rss_bytes[in->n] = json_number_value(json_object_get(u, "peak_rss_bytes"));
+		in->peak_rss_bytes[in->n] =
+			json_number_value(json_object_get(u, UM_KEY_PEAK_RSS_BYTES));
 		in->peak_charge_bytes[in->n] = json_is_number(charge) ? json_number_value(charge) : -1;
 		if (!json_is_number(charge))
 			charge_missing(in, path, run);

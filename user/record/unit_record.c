@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "files/summary.h"
+#include "files/unit_keys.h"
 #include "record/unit_record.h"
 
 /* Nanoseconds to whole microseconds, half up: the 6 decimals a unit's seconds are written with. */
@@ -98,36 +99,42 @@ size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *sp
 	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
 	struct line l = { .buf = buf, .cap = len };
 
-	put_lit(&l, "{\"index\": ");
+	put_lit(&l, "{\"" UM_KEY_INDEX "\": ");
 	put_u64(&l, index);
-	put_lit(&l, ", \"spec\": ");
+	put_lit(&l, ", \"" UM_KEY_SPEC "\": ");
 	put_str(&l, spec_json);
-	put_u64_member(&l, "pid", u->pid);
-	put_u64_member(&l, "start_ns", u->start_ns > t0_ns ? u->start_ns - t0_ns : 0);
-	put_lit(&l, ", \"wall_s\": ");
+	put_u64_member(&l, UM_KEY_PID, u->pid);
+	put_u64_member(&l, UM_KEY_START_NS, u->start_ns > t0_ns ? u->start_ns - t0_ns : 0);
+	put_lit(&l, ", \"" UM_KEY_WALL_S "\": ");
 	put_fixed(&l, round_us(wall_ns), 6);
-	put_lit(&l, ", \"cpu_s\": ");
+	put_lit(&l, ", \"" UM_KEY_CPU_S "\": ");
 	put_fixed(&l, round_us(u->cpu_ns), 6);
-	put_lit(&l, ", \"cpu_utilisation\": ");
+	put_lit(&l, ", \"" UM_KEY_CPU_UTILISATION "\": ");
 	put_fixed(&l, utilisation_milli(u->cpu_ns, wall_ns), 3);
-	put_u64_member(&l, "peak_rss_bytes", u->peak_rss_bytes);
-	put_u64_member(&l, "peak_rss_delta_bytes", delta);
-	put_u64_member(&l, "start_rss_bytes", u->start_rss_bytes);
-	put_u64_member(&l, "n_samples", u->n_rss_changes);
-	put_u64_member(&l, "output_bytes", u->output_bytes);
-	put_u64_member(&l, "page_alloc_bytes", u->page_alloc_bytes);
+	put_u64_member(&l, UM_KEY_PEAK_RSS_BYTES, u->peak_rss_bytes);
+	put_u64_member(&l, UM_KEY_PEAK_RSS_DELTA_BYTES, delta);
+	put_u64_member(&l, UM_KEY_START_RSS_BYTES, u->start_rss_bytes);
+	put_u64_member(&l, UM_KEY_N_SAMPLES, u->n_rss_changes);
+	put_u64_member(&l, UM_KEY_OUTPUT_BYTES, u->output_bytes);
+	put_u64_member(&l, UM_KEY_PAGE_ALLOC_BYTES, u->page_alloc_bytes);
 	if (u->peak_charge_bytes == UM_CHARGE_UNKNOWN || u->start_charge_bytes == UM_CHARGE_UNKNOWN) {
-		put_lit(&l, ", \"start_charge_bytes\": null, \"peak_charge_bytes\": null");
+		put_lit(&l, ", \"" UM_KEY_START_CHARGE_BYTES "\": null");
+		put_lit(&l, ", \"" UM_KEY_PEAK_CHARGE_BYTES "\": null");
 	} else {
-		put_u64_member(&l, "start_charge_bytes", u->start_charge_bytes);
-		put_u64_member(&l, "peak_charge_bytes", u->peak_charge_bytes);
+		put_u64_member(&l, UM_KEY_START_CHARGE_BYTES, u->start_charge_bytes);
+		put_u64_member(&l, UM_KEY_PEAK_CHARGE_BYTES, u->peak_charge_bytes);
 	}
-	put_u64_member(&l, "processes", u->processes);
-	put_u64_member(&l, "threads", u->threads);
-	put_str(&l, u->status == UM_UNIT_COMPLETE ? ", \"status\": \"complete\"}"
-		    : u->status == UM_UNIT_INCOMPLETE_EXEC
-			    ? ", \"status\": \"incomplete\", \"incomplete_reason\": \"exec\"}"
-			    : ", \"status\": \"incomplete\", \"incomplete_reason\": \"exit\"}");
+	put_u64_member(&l, UM_KEY_PROCESSES, u->processes);
+	put_u64_member(&l, UM_KEY_THREADS, u->threads);
+	put_lit(&l, ", \"" UM_KEY_STATUS "\": ");
+	if (u->status == UM_UNIT_COMPLETE)
+		put_lit(&l, "\"" UM_STATUS_COMPLETE "\"}");
+	else if (u->status == UM_UNIT_INCOMPLETE_EXEC)
+		put_lit(&l, "\"" UM_STATUS_INCOMPLETE "\", \"" UM_KEY_INCOMPLETE_REASON
+			    "\": \"exec\"}");
+	else
+		put_lit(&l, "\"" UM_STATUS_INCOMPLETE "\", \"" UM_KEY_INCOMPLETE_REASON
+			    "\": \"exit\"}");
 	return l.len;
 }
 
