@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/log.h"
 
@@ -82,4 +86,60 @@ void um_hand_over(int fd, const char *path, uid_t uid, gid_t gid)
 {
 	if (geteuid() == 0 && uid != 0 && fchown(fd, uid, gid))
 		um_warn("cannot hand %s to uid %u: %s", path, uid, strerror(errno));
+}
+
+int um_atomic_open(struct um_atomic_file *a, const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char dir[PATH_MAX];
+	const char *in;
+
+	a->path = path;
+	a->fd = -1;
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	in = dirname(dir);
+	/* a name nobody can guess, as mkstemp makes, but created with mode as open(2) applies it */
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t r;
+		char name[7];
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = um_monotonic_ns() * 6364136223846793005ULL + (uint64_t)getpid() + tries;
+		for (int i = 0; i < 6; i++, r /= sizeof(letters) - 1)
+			name[i] = letters[r % (sizeof(letters) - 1)];
+		name[6] = '\0';
+		if (snprintf(a->tmp, sizeof(a->tmp), "%s/.unitmeter-%s", in, name) >=
+		    (int)sizeof(a->tmp)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (a->fd >= 0) {
+			um_hand_over(a->fd, path, uid, gid);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+int um_atomic_commit(struct um_atomic_file *a)
+{
+	int saved;
+
+	if (!rename(a->tmp, a->path))
+		return 0;
+	saved = errno;
+	unlink(a->tmp);
+	errno = saved;
+	return -1;
+}
+
+void um_atomic_abort(struct um_atomic_file *a)
+{
+	unlink(a->tmp);
 }

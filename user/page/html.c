@@ -545,18 +545,23 @@ static void page_head(struct page *pg)
 int html_report_write(const struct html_request *req, char *err, size_t errlen)
 {
 	struct page pg = { .req = req };
-	char tmp[4096];
+	struct um_atomic_file af;
 	int rc = -1;
 
 	if (load_inputs(&pg, err, errlen))
 		goto out;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", req->output, (int)getpid()) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "%s: the path is too long", req->output);
+	if (um_atomic_open(&af, req->output, 0644, req->owner_uid, req->owner_gid)) {
+		if (errno == ENAMETOOLONG)
+			snprintf(err, errlen, "%s: the path is too long", req->output);
+		else
+			snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
 		goto out;
 	}
-	pg.out = um_create_output(tmp, req->owner_uid, req->owner_gid);
+	pg.out = fdopen(af.fd, "w");
 	if (!pg.out) {
-		snprintf(err, errlen, "cannot write the report %s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
+		close(af.fd);
+		um_atomic_abort(&af);
 		goto out;
 	}
 	page_head(&pg);
@@ -569,13 +574,12 @@ int html_report_write(const struct html_request *req, char *err, size_t errlen)
 	fwrite(um_report_js, 1, um_report_js_len, pg.out);
 	fputs("</script></body></html>\n", pg.out);
 	if (ferror(pg.out) | fclose(pg.out)) {
-		snprintf(err, errlen, "cannot write the report %s: %s", tmp, strerror(errno));
-		unlink(tmp);
+		snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
+		um_atomic_abort(&af);
 		goto out;
 	}
-	if (rename(tmp, req->output)) {
+	if (um_atomic_commit(&af)) {
 		snprintf(err, errlen, "cannot write the report %s: %s", req->output, strerror(errno));
-		unlink(tmp);
 		goto out;
 	}
 	rc = 0;

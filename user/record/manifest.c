@@ -237,30 +237,24 @@ static int write_manifest_body(const struct run_record *r, json_t *m, FILE *f)
 
 int run_record__write_manifest(struct run_record *r, const char *path)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	struct um_atomic_file af;
 	json_t *m = run_record__manifest(r);
-	int fd, err = 0;
+	int err = 0;
 	FILE *f;
 	char *manifest_buf;
 
-	/* write beside the target and rename: a reader never sees half a manifest */
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (snprintf(tmp, sizeof(tmp), "%s/.unitmeter-XXXXXX", dirname(dir)) >= (int)sizeof(tmp)) {
-		json_decref(m);
-		return -ENAMETOOLONG;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
+	/* written beside the target and renamed: a reader never sees half a manifest */
+	if (um_atomic_open(&af, path, 0644, r->cfg->owner_uid, r->cfg->owner_gid)) {
 		err = -errno;
 		goto out;
 	}
-	um_hand_over(fd, path, r->cfg->owner_uid, r->cfg->owner_gid);
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
+	/* 0644 whatever the umask, as the manifest has always been written */
+	fchmod(af.fd, 0644);
+	f = fdopen(af.fd, "w");
 	if (!f) {
 		err = -errno;
-		close(fd);
-		unlink(tmp);
+		close(af.fd);
+		um_atomic_abort(&af);
 		goto out;
 	}
 	/* a storm's manifest holds hundreds of MB of units: large writes, not 4 KiB ones */
@@ -272,10 +266,10 @@ int run_record__write_manifest(struct run_record *r, const char *path)
 	if (fclose(f) && !err)
 		err = -errno;
 	free(manifest_buf);
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err)
-		unlink(tmp);
+		um_atomic_abort(&af);
+	else if (um_atomic_commit(&af))
+		err = -errno;
 out:
 	json_decref(m);
 	return err;

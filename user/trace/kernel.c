@@ -247,27 +247,26 @@ static bool cache_read(struct kernel_features *k)
 
 static void cache_write(const struct kernel_features *k)
 {
-	char boot[64], line[256], tmp[PATH_MAX];
+	char boot[64], line[256];
 	const char *path = cache_path();
-	int fd;
+	struct um_atomic_file af;
 
 	if (!path || !boot_id(boot, sizeof(boot)))
 		return;
 	if (!strcmp(path, FEATURE_CACHE) && mkdir(FEATURE_CACHE_DIR, 0700) && errno != EEXIST)
 		return;
-	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (um_atomic_open(&af, path, 0644, 0, 0))
 		return;
 	cache_line(k, boot, line, sizeof(line));
-	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
-		close(fd);
-		unlink(tmp);
+	if (write(af.fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		close(af.fd);
+		um_atomic_abort(&af);
 		return;
 	}
-	if (close(fd) || rename(tmp, path))
-		unlink(tmp);
+	if (close(af.fd))
+		um_atomic_abort(&af);
+	else
+		um_atomic_commit(&af);
 }
 
 void kernel_features_read(struct kernel_features *k)
