@@ -46,7 +46,9 @@ BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
+USER_STAGES := common trace record files project page commands
+USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
@@ -71,12 +73,12 @@ $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(Q)$(CC) -std=gnu11 -O2 $(PKG_CFLAGS) $(CPPFLAGS) -Wall -Wextra -Werror -shared -fPIC $< \
 		-o $@ $(PKG_LDFLAGS)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/page $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
 		$(OUTPUT)/screenshots:
 	$(Q)mkdir -p $@
 
 # The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
-# baseline for what a 5.10 kernel offers. The loader picks one at start (user/kernel.c).
+# baseline for what a 5.10 kernel offers. The loader picks one at start (user/trace/kernel.c).
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/charge.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -110,11 +112,23 @@ $(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT
 	$(Q)tools/skel-layout.sh $(OUTPUT)/unitmeter.skel.h unitmeter_bpf $@.tmp unitmeter_baseline_bpf
 	$(Q)mv $@.tmp $@
 
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS)
+$(OUTPUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/unitmeter: $(OUTPUT)/user/main.o $(USER_OBJS)
+# The page's stylesheet and script (user/page/report.css, report.js) as C arrays in html.o. The
+# files keep a rule or a statement a line for reading; the page has always carried each on one
+# line, so newlines are dropped (neither holds one that means anything) before xxd -i.
+$(OUTPUT)/page/report_%.h: user/page/report.% | $(OUTPUT)/page
+	$(call msg,EMBED,$@)
+	$(Q)tr -d '\n' < $< > $@.bin
+	$(Q)xxd -i -n um_report_$* $@.bin | sed 's/^unsigned/static const unsigned/' > $@.tmp
+	$(Q)rm -f $@.bin && mv $@.tmp $@
+
+$(OUTPUT)/user/page/html.o: $(OUTPUT)/page/report_css.h $(OUTPUT)/page/report_js.h
+
+$(OUTPUT)/unitmeter: $(OUTPUT)/user/commands/main.o $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -161,7 +175,7 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 
 # --- make install [PREFIX=/usr/local] [DESTDIR=] ---------------------------------------------
 # unitmeter finds the marker library and the Python bootstrap relative to its own binary
-# (user/python.c): BINDIR/../lib/unitmeter/, so both directories follow PREFIX and are not set
+# (user/trace/python.c): BINDIR/../lib/unitmeter/, so both directories follow PREFIX and are not set
 # apart. The SPANK plugin goes where a SLURM built with the same prefix looks for plugins
 # (Debian's: SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm), its plugstack.conf snippet
 # in SYSCONFDIR/slurm/plugstack.conf.d/ (Debian's plugstack.conf includes /etc/slurm's).
@@ -242,8 +256,8 @@ deb-deps: deps
 	$(call install_missing,$(DEB_TOOLS))
 
 deb: deb-deps
-	@grep -q 'UM_VERSION "$(DEB_VERSION)"' user/version.h && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
-		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/version.h and man/unitmeter.1 must too"; exit 1; }
+	@grep -q 'UM_VERSION "$(DEB_VERSION)"' user/common/version.h && grep -q '"unitmeter $(DEB_VERSION)"' man/unitmeter.1 \
+		|| { echo "deb: debian/changelog says $(DEB_VERSION); user/common/version.h and man/unitmeter.1 must too"; exit 1; }
 	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src/unitmeter-$(DEB_VERSION)
 	$(Q)tar --exclude=./.git --exclude='./.output*' --exclude=./unitmeter --exclude=./demo-output -cf - . \
 		| tar -C $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) -xf -
@@ -262,7 +276,7 @@ deb-test: deb tracefs $(DEMO)
 	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
-DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev xxd \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
 	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
 
@@ -356,10 +370,15 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 .output-fuzz:
 	$(Q)mkdir -p $@
 
-.output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h user/summary.c user/summary.h user/project.c \
-		user/project_time.c user/project.h | .output-fuzz
+# The parsers and the projection, compiled straight into each harness with the fuzzer's flags.
+FUZZ_USER_SRCS := user/files/summary.c user/files/units_file.c user/project/project.c \
+	user/project/project_time.c
+
+.output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_USER_SRCS) user/files/summary.h \
+		user/files/units_file.h user/files/unit_keys.h \
+		user/project/project.h | .output-fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/summary.c user/project.c user/project_time.c -o $@ -ljansson -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_USER_SRCS) -o $@ -ljansson -lm
 
 .PHONY: fuzz fuzz-corpus
 fuzz-corpus: $(FUZZ_BINS)
@@ -380,4 +399,4 @@ fuzz: deps $(FUZZ_BINS)
 clean:
 	rm -rf .output .output-san .output-fuzz unitmeter
 
--include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)

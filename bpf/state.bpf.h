@@ -14,7 +14,7 @@
 
 /*
  * The programs are built twice from these sources (Makefile), and the loader picks the object
- * the running kernel can take (user/kernel.c):
+ * the running kernel can take (user/trace/kernel.c):
  * - UM_BASELINE 0: kernels that keep mm counters per CPU (mm->rss_stat is percpu_counter[]),
  *   which also have every newer BPF feature used here: fetching atomics, task storage,
  *   bpf_get_current_task_btf, attach cookies, the kfunc bpf_rdonly_cast.

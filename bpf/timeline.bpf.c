@@ -3,7 +3,7 @@
  * The memory timeline: every value the group's RSS takes (rss_apply) and every charge read
  * (charge_raise) goes into the bucket of its instant, which keeps the lowest, the highest and the
  * last. Nothing is sampled, so a 2 ms spike is in the timeline at its full height; the loader
- * takes buckets as they end and merges them into a timeline of bounded size (user/timeline.c).
+ * takes buckets as they end and merges them into a timeline of bounded size (user/record/timeline.c).
  *
  * Buckets are claimed by their number and only ever raised (the lowest value is kept as its
  * complement), so CPUs writing the same bucket at once lose nothing and need no lock; the loader

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "fuzz_input.h"
-#include "project.h"
+#include "project/project.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,8 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "fuzz_input.h"
-#include "summary.h"
+#include "files/summary.h"
+#include "files/units_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,7 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "hw.h"
+#include "trace/hw.h"
 
 Test(hw, vm_without_cpufreq)
 {

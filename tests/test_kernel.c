@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include "helpers.h"
-#include "kernel.h"
+#include "trace/kernel.h"
 
 /* What Debian 11's 5.10 offers (read in its guest by unitmeter check). */
 static struct kernel_features debian_5_10(void)

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "helpers.h"
-#include "project.h"
+#include "project/project.h"
 
 #define MIB (1024.0 * 1024.0)
 

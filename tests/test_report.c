@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "summary.h"
+#include "files/summary.h"
 
 TestSuite(report, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 

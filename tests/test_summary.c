@@ -6,7 +6,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include "helpers.h"
-#include "summary.h"
+#include "files/summary.h"
+#include "files/units_file.h"
 
 Test(summary, percentile_by_linear_interpolation)
 {

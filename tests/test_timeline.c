@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The memory timeline: its bookkeeping (user/timeline.c) on buckets made here (what the drain
+ * The memory timeline: its bookkeeping (user/record/timeline.c) on buckets made here (what the drain
  * takes from the BPF ring and frees, how buckets merge as a run outgrows them, what the manifest
  * gets), then the timeline the real programs fill, against workloads whose spikes are known.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
-#include "timeline.h"
+#include "record/timeline.h"
 
 TestSuite(timeline, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fail unless two bpftool skeletons declare the same struct (programs, maps, links and global
 # sections at the same offsets), names aside: the loader opens the second object through the
-# first one's struct (user/tracer.c).
+# first one's struct (user/trace/tracer.c).
 # usage: skel-layout.sh FIRST.skel.h FIRST_NAME SECOND.skel.h SECOND_NAME
 set -eu
 layout() { # the skeleton struct's declaration, with its name made neutral

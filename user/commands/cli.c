@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <argp.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include "commands/cli.h"
+#include "common/log.h"
+
+const char *argp_program_version = "unitmeter 0.1.0";
+const char *argp_program_bug_address = NULL;
+
+enum {
+	OPT_UNITS_JSONL = 0x100,
+	OPT_AS_ROOT,
+	OPT_DURATION,
+	OPT_RING_KIB,
+	OPT_JSON,
+	OPT_LOOKUP_AT_EXEC,
+	OPT_OWNER,
+	OPT_READY_FD,
+	OPT_UNITS,
+	OPT_TASKS,
+	OPT_UNITS_PER_TASK,
+	OPT_MARGIN,
+	OPT_TIME_STAT,
+	OPT_MAX_TIME,
+	OPT_PARTITION,
+	OPT_FORMAT,
+	OPT_REPORT,
+	OPT_WORKERS,
+};
+
+static const char usage_text[] =
+	"usage: unitmeter COMMAND [OPTION...]\n"
+	"\n"
+	"Measure what each unit of work (one call of a fit function) costs, from the kernel:\n"
+	"wall time, CPU time and cores, exact peak memory, bytes written.\n"
+	"\n"
+	"commands:\n"
+	"  run      trace a command, its threads and every process it forks\n"
+	"  attach   trace a running process and the processes it forks from now on\n"
+	"  hw       print the hardware record\n"
+	"  check    say whether this kernel can be traced, and exactly: its features, the programs\n"
+	"           chosen, a trial load and attach\n"
+	"  summary  summarise the units of one or more runs (manifests or .units.jsonl)\n"
+	"  project  project a SLURM request (#SBATCH header) for the full run from a calibration\n"
+	"  report   one HTML page of runs: the units' spread, processes and memory over time\n"
+	"\n"
+	"'unitmeter COMMAND --help' explains each one.\n";
+
+/* The options run and attach share. */
+#define TRACE_OPTIONS                                                                           \
+	{ "unit", 'u', "SPEC", 0,                                                              \
+	  "A unit function: SYMBOL (in the command's executable), PATH:SYMBOL (an executable "  \
+	  "or shared library, also one loaded later with dlopen), or python:[MODULE:]QUALNAME " \
+	  "(a CPython function). Repeatable.", 0 },                                               \
+	{ "output", 'o', "FILE", 0, "Run manifest (JSON). Default: unitmeter-run.json", 0 },   \
+	{ "units-jsonl", OPT_UNITS_JSONL, "FILE", 0,                                           \
+	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \
+	  "the manifest, run.json -> run.units.jsonl", 0 },                                     \
+	{ "quiet", 'q', NULL, 0, "No progress line per finished unit", 0 },                    \
+	{ "report", OPT_REPORT, "FILE", 0,                                                     \
+	  "Also write the HTML report of the run to FILE (as unitmeter report does)", 0 },     \
+	{ "verbose", 'v', NULL, 0, "Say what is being done, and at the end each phase's time "   \
+	  "(set-up, open, load, attach, the command, drain, write, detach); twice: libbpf's "   \
+	  "debug output too; three times: the verifier's statistics of every program", 0 },    \
+	{ "lookup-at-exec", OPT_LOOKUP_AT_EXEC, NULL, 0,                                       \
+	  "Look for each bare SYMBOL in every program the traced processes exec (each held at " \
+	  "its exec until its probes are attached), not in the command's executable: for a "    \
+	  "shell or job script that runs the program with the unit function", 0 },               \
+	{ "ring-buffer-kib", OPT_RING_KIB, "KIB", OPTION_HIDDEN,                               \
+	  "Ring buffer size (power of two)", 0 }
+
+static const struct argp_option run_options[] = {
+	TRACE_OPTIONS,
+	{ "as-root", OPT_AS_ROOT, NULL, 0,
+	  "Run the command as root. By default, under sudo it runs as the invoking user", 0 },
+	{ 0 },
+};
+
+static const struct argp_option attach_options[] = {
+	TRACE_OPTIONS,
+	{ "pid", 'p', "PID", 0, "The process to trace", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0,
+	  "Stop after this long (default: when the process exits, or at Ctrl-C)", 0 },
+	{ "owner", OPT_OWNER, "UID:GID", 0,
+	  "Hand the output files to this user and group (default: the sudo caller, else root)", 0 },
+	{ "ready-fd", OPT_READY_FD, "FD", 0,
+	  "Write \"ok\" to this open file descriptor and close it once the probes are attached "
+	  "(closed without a word on failure): for a launcher that must not let the process run "
+	  "untraced", 0 },
+	{ 0 },
+};
+
+static const struct argp_option hw_options[] = {
+	{ "output", 'o', "FILE", 0, "Write the record to FILE instead of standard output", 0 },
+	{ 0 },
+};
+
+static const struct argp_option summary_options[] = {
+	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table", 0 },
+	{ 0 },
+};
+
+static const struct argp_option project_options[] = {
+	{ "units", OPT_UNITS, "N", 0, "Units (fits) in the full run. Required", 0 },
+	{ "tasks", OPT_TASKS, "K", 0, "Spread them over K array tasks", 0 },
+	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0,
+	  "Or: M units per array task (default: all in one task)", 0 },
+	{ "margin", OPT_MARGIN, "F", 0,
+	  "Multiply the time, memory and disk figures by F >= 1 (default 1.25)", 0 },
+	{ "time-stat", OPT_TIME_STAT, "p90|max", 0,
+	  "p90 (default): --time from the p90 of the sum of a task's units (close to N x the mean "
+	  "unit), and the cores from the p90 unit's; max: every unit as slow and busy as the "
+	  "slowest (the bound). Memory always uses the max", 0 },
+	{ "workers", OPT_WORKERS, "W", 0,
+	  "Units a task runs at once (a pool of W workers). Default: as many as ran at once in "
+	  "the calibration. Sets --cpus-per-task to W x a unit's cores and spreads the units over "
+	  "W; above the calibration's, each added worker's memory is added to --mem", 0 },
+	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0,
+	  "The longest --time a task may ask (the partition's limit): more tasks when it would pass "
+	  "it. Any SLURM time form: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS", 0 },
+	{ "partition", OPT_PARTITION, "P", 0, "Add #SBATCH --partition=P", 0 },
+	{ "format", OPT_FORMAT, "sbatch|json", 0,
+	  "An #SBATCH header (default), or the same figures with their inputs as JSON", 0 },
+	{ 0 },
+};
+
+/* project's options without --units being required, and -o for the page */
+static const struct argp_option report_options[] = {
+	{ "output", 'o', "FILE", 0, "The page. Default: unitmeter-report.html", 0 },
+	{ "units", OPT_UNITS, "N", 0,
+	  "Add the SLURM request of a full run of N units, as unitmeter project computes it", 0 },
+	{ "tasks", OPT_TASKS, "K", 0, "With --units: spread them over K array tasks", 0 },
+	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0, "With --units: or M units per array task", 0 },
+	{ "margin", OPT_MARGIN, "F", 0, "With --units: the margin (default 1.25)", 0 },
+	{ "time-stat", OPT_TIME_STAT, "p90|max", 0, "With --units: as for project", 0 },
+	{ "workers", OPT_WORKERS, "W", 0, "With --units: as for project", 0 },
+	{ "max-time", OPT_MAX_TIME, "D-HH:MM:SS", 0, "With --units: as for project", 0 },
+	{ "partition", OPT_PARTITION, "P", 0, "With --units: add #SBATCH --partition=P", 0 },
+	{ 0 },
+};
+
+/*
+ * A usage error as one line, "unitmeter run: what was wrong", exit 2. argp_error would add a
+ * second line pointing at --help; the message already says what to write instead.
+ */
+static void cli_fail(const struct argp_state *state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+static void cli_fail(const struct argp_state *state, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s: ", state->name);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	fputs(line, stderr);
+	exit(2);
+}
+
+/*
+ * getopt names an unknown option in one line of its own; argp then adds the --help hint on
+ * its error stream, which goes nowhere instead. --help and --usage write to stdout, unchanged.
+ */
+static void quiet_argp_hints(struct argp_state *state)
+{
+	static FILE *null_stream;
+
+	if (!null_stream)
+		null_stream = fopen("/dev/null", "we");
+	if (null_stream)
+		state->err_stream = null_stream;
+}
+
+static int parse_double(const char *text, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(text, &end);
+	return (errno || end == text || *end || !isfinite(*out)) ? -1 : 0;
+}
+
+static int parse_ulong(const char *text, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*text == '-')
+		return -1;
+	*out = strtoul(text, &end, 10);
+	return (errno || end == text || *end || *out > max) ? -1 : 0;
+}
+
+static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	unsigned long v;
+	double d;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
+	case 'u':
+		if (o->n_specs == UM_MAX_SPECS)
+			cli_fail(state, "at most %d --unit specs", UM_MAX_SPECS);
+		if (!*arg)
+			cli_fail(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
+		if (strlen(arg) > UM_SPEC_TEXT_MAX)
+			cli_fail(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
+		o->specs[o->n_specs++] = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_UNITS_JSONL:
+		o->units_jsonl = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case OPT_REPORT:
+		o->report = arg;
+		break;
+	case 'v':
+		um_verbosity++;
+		break;
+	case OPT_RING_KIB:
+		if (parse_ulong(arg, 1UL << 20, &v) || v < 4 || (v & (v - 1)))
+			cli_fail(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
+		o->ring_kib = v;
+		break;
+	case OPT_AS_ROOT:
+		o->as_root = true;
+		break;
+	case 'p':
+		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
+			cli_fail(state, "-p needs a process id (a positive number), not '%s'", arg);
+		o->pid = (pid_t)v;
+		break;
+	case OPT_LOOKUP_AT_EXEC:
+		o->lookup_at_exec = true;
+		break;
+	case OPT_OWNER: {
+		unsigned long uid, gid;
+		char *colon = strchr(arg, ':');
+
+		if (!colon)
+			cli_fail(state, "--owner needs UID:GID (numbers), not '%s'", arg);
+		*colon = '\0';
+		if (parse_ulong(arg, UINT32_MAX - 1, &uid) || parse_ulong(colon + 1, UINT32_MAX - 1, &gid))
+			cli_fail(state, "--owner needs UID:GID (numbers), not '%s:%s'", arg, colon + 1);
+		o->owner_set = true;
+		o->owner_uid = (uid_t)uid;
+		o->owner_gid = (gid_t)gid;
+		break;
+	}
+	case OPT_READY_FD:
+		if (parse_ulong(arg, INT32_MAX, &v) || v < 3)
+			cli_fail(state, "--ready-fd needs a file descriptor above 2, not '%s'", arg);
+		if (fcntl((int)v, F_GETFD) < 0)
+			cli_fail(state, "--ready-fd %lu is not an open file descriptor", v);
+		o->ready_fd = (int)v;
+		break;
+	case OPT_DURATION:
+		if (parse_double(arg, &d) || d <= 0 || d > 1e7)
+			cli_fail(state, "--duration needs a positive number of seconds, not '%s'", arg);
+		o->duration_s = d;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->command != UM_CMD_RUN)
+			cli_fail(state, "unexpected argument '%s'", arg);
+		/* the command starts at the first non-option, as with time(1) and strace(1) */
+		o->command_argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		if (o->command == UM_CMD_RUN)
+			cli_fail(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
+		break;
+	case ARGP_KEY_END:
+		if (o->command == UM_CMD_ATTACH && !o->pid)
+			cli_fail(state, "attach needs -p PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* hw and check: no arguments; each command's table admits only its own options */
+static error_t parse_hw_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'v': /* check */
+		um_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		cli_fail(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+
+	(void)arg;
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
+	case OPT_JSON:
+		o->json_only = true;
+		break;
+	case ARGP_KEY_ARGS:
+		o->inputs = &state->argv[state->next];
+		o->n_inputs = state->argc - state->next;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static long long parse_count(struct argp_state *state, const char *opt, const char *arg)
+{
+	unsigned long v;
+
+	if (parse_ulong(arg, 1000000000000UL, &v) || v == 0)
+		cli_fail(state, "%s needs a positive whole number, not '%s'", opt, arg);
+	return (long long)v;
+}
+
+static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	struct project_options *p = &o->project;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
+		break;
+	case 'o': /* report */
+		o->output = arg;
+		break;
+	case OPT_UNITS:
+		p->units_total = parse_count(state, "--units", arg);
+		break;
+	case OPT_TASKS:
+		p->tasks = parse_count(state, "--tasks", arg);
+		break;
+	case OPT_UNITS_PER_TASK:
+		p->units_per_task = parse_count(state, "--units-per-task", arg);
+		break;
+	case OPT_MARGIN:
+		if (parse_double(arg, &p->margin) || p->margin < 1 || p->margin > 100)
+			cli_fail(state, "--margin needs a factor from 1 to 100 (1.25 adds a "
+				   "quarter), not '%s'", arg);
+		break;
+	case OPT_TIME_STAT:
+		if (strcmp(arg, "p90") && strcmp(arg, "max"))
+			cli_fail(state, "--time-stat is p90 or max, not '%s'", arg);
+		p->time_max = !strcmp(arg, "max");
+		break;
+	case OPT_WORKERS:
+		p->workers = parse_count(state, "--workers", arg);
+		if (p->workers > 100000)
+			cli_fail(state, "--workers is units a task runs at once, at most 100000, not "
+				   "'%s'", arg);
+		break;
+	case OPT_MAX_TIME:
+		p->max_time_s = um_parse_slurm_time(arg);
+		if (p->max_time_s < 60)
+			cli_fail(state, "--max-time needs a SLURM time of at least a minute "
+				   "(MM, HH:MM:SS, D-HH:MM:SS), not '%s'", arg);
+		break;
+	case OPT_PARTITION:
+		if (!*arg || strpbrk(arg, " \t\n#"))
+			cli_fail(state, "--partition needs a partition name, not '%s'", arg);
+		p->partition = arg;
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "sbatch") && strcmp(arg, "json"))
+			cli_fail(state, "--format is sbatch or json, not '%s'", arg);
+		o->project_json = !strcmp(arg, "json");
+		break;
+	case ARGP_KEY_ARG:
+		/* files and options in any order: "calib.json --units 500" reads naturally */
+		if (!o->inputs)
+			o->inputs = calloc(state->argc + 1, sizeof(*o->inputs));
+		if (!o->inputs)
+			cli_fail(state, "out of memory keeping the file names");
+		o->inputs[o->n_inputs++] = arg;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		break;
+	case ARGP_KEY_END:
+		if (!p->units_total && o->command == UM_CMD_REPORT &&
+		    (p->tasks || p->units_per_task || p->max_time_s || p->partition || p->workers))
+			cli_fail(state, "--tasks, --units-per-task, --max-time, --workers and "
+				   "--partition shape the request of --units N: give --units too");
+		if (!p->units_total && o->command == UM_CMD_PROJECT)
+			cli_fail(state, "--units N is required: how many units the full run has");
+		if (p->tasks && p->units_per_task)
+			cli_fail(state, "--tasks and --units-per-task both set the split: give one");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp run_argp = {
+	run_options, parse_trace_opt, "-- CMD [ARG...]",
+	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
+	"CPU slice, and each call of the --unit functions as one unit. CMD runs in a memory cgroup "
+	"of its own, whose charge (what SLURM's --mem is enforced on: a page shared by forked "
+	"processes once, page cache too) is measured beside RSS. Exit status is CMD's own; "
+	"unitmeter's own failures exit 2.\v"
+	"EXAMPLES:\n"
+	"  sudo unitmeter run -- ./simulate --seed 1\n"
+	"      whole-command figures, as /usr/bin/time -v but exact\n"
+	"  sudo unitmeter run --unit fit_unit -o calib.json -- ./fit_demo\n"
+	"      one unit per call of fit_unit(); units stream in calib.units.jsonl\n"
+	"  sudo unitmeter run --unit /usr/lib/libfit.so:fit -- ./driver\n"
+	"      a function in a shared library\n"
+	"  sudo unitmeter run --unit fit_unit --lookup-at-exec -- sh job.sh\n"
+	"      fit_unit in whichever program job.sh runs\n",
+	0, 0, 0,
+};
+
+static const struct argp attach_argp = {
+	attach_options, parse_trace_opt, "-p PID",
+	"Trace a running process and the processes it forks from now on, until it exits, the "
+	"duration ends, or Ctrl-C. Units already open when tracing starts are not reported.\v"
+	"EXAMPLES:\n"
+	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n"
+	"  sudo unitmeter attach -p $$ --unit fit_unit --lookup-at-exec -o job.json\n"
+	"      a shell: fit_unit is looked up in the programs it runs from now on\n",
+	0, 0, 0,
+};
+
+static const struct argp hw_argp = {
+	hw_options, parse_hw_opt, "[-o FILE]",
+	"Print the hardware record: CPU, cores, frequency, memory, platform, kernel, BTF.\v"
+	"EXAMPLES:\n  unitmeter hw\n  unitmeter hw -o hardware.json\n",
+	0, 0, 0,
+};
+
+static const struct argp_option check_options[] = {
+	{ "verbose", 'v', NULL, 0, "Say more; twice: libbpf's own log, with the verifier's", 0 },
+	{ 0 },
+};
+
+static const struct argp check_argp = {
+	check_options, parse_hw_opt, "",
+	"Will unitmeter work here, and exactly? Prints what the running kernel offers (BTF, "
+	"tracefs, lockdown, its memory counters, the BPF features used), which build of the "
+	"programs it takes, then loads and attaches them once and detaches them. Exit status 0 "
+	"when tracing works here, 2 when it does not, with the reason on one line. Run it on a "
+	"cluster node before a long job.\v"
+	"EXAMPLES:\n  sudo unitmeter check\n  srun -N1 sudo unitmeter check\n",
+	0, 0, 0,
+};
+
+static const struct argp summary_argp = {
+	summary_options, parse_summary_opt, "FILE...",
+	"Summarise the units of run manifests or units streams; several files (the tasks of one job "
+	"array) are merged. Prints the summary JSON (the seed's keys) and a table.\v"
+	"EXAMPLES:\n"
+	"  unitmeter summary calib.json\n"
+	"  unitmeter summary --json out/task-*.units.jsonl\n",
+	0, 0, 0,
+};
+
+static const struct argp project_argp = {
+	project_options, parse_project_opt, "FILE... --units N",
+	"Project the SLURM request of the full run from a calibration run (manifests or units "
+	"streams; several are merged). --time = fixed + warm-up + units / workers + tail: the "
+	"run's time before its first unit and after its last, once per task; each worker's first "
+	"units when markedly slower than its later ones, once; the p90 of the sum of the task's "
+	"units (each its wall plus the gap to its process's next), spread over the workers (as "
+	"many as ran at once, or --workers); the last units ending one by one. --mem from the "
+	"peak memory charge of the run's cgroup (peak RSS where no charge was measured); "
+	"--cpus-per-task from the workers x a unit's CPU utilisation, --tmp from the bytes they "
+	"wrote, and --array from the split. Each #SBATCH line follows comments saying how it was "
+	"derived; notes at the end say what the calibration cannot tell.\v"
+	"EXAMPLES:\n"
+	"  unitmeter project calib.json --units 5000 --tasks 50\n"
+	"  unitmeter project calib.json --units 5000 --units-per-task 100 --max-time 4:00:00 \\\n"
+	"      --partition short > job.sh; cat body.sh >> job.sh; sbatch job.sh\n"
+	"  unitmeter project calib.units.jsonl --units 200 --format json\n"
+	"  unitmeter project pool-of-2.json --units 2000 --tasks 10 --workers 16\n"
+	"      calibrated with 2 workers on a laptop, run with 16 on a node\n",
+	0, 0, 0,
+};
+
+static const struct argp report_argp = {
+	report_options, parse_project_opt, "FILE...",
+	"Write one HTML page of run manifests and units streams (several are merged, as summary "
+	"does): each run (command, hardware, totals, warnings), how the units' wall, CPU, cores, "
+	"peak RSS and peak charge spread (median and p90 marked), one lane per process with its "
+	"units over time, the group's memory over time (every change, so no spike is missed), the "
+	"per-unit table (click a column to sort) and, with --units, the projected SLURM request. "
+	"The page fetches nothing: copy it off the node and open it anywhere.\v"
+	"EXAMPLES:\n"
+	"  unitmeter report calib.json -o calib.html\n"
+	"  unitmeter report calib.json --units 5000 --tasks 50 -o calib.html\n"
+	"      with the request of a 5000-fit job array in 50 tasks\n"
+	"  unitmeter report out/task-*.units.jsonl\n"
+	"      units streams alone: no timeline (it is in the run manifest)\n"
+	"  sudo unitmeter run --unit fit_unit -o calib.json --report calib.html -- ./fit_demo\n",
+	0, 0, 0,
+};
+
+int um_parse_args(int argc, char **argv, struct um_options *o)
+{
+	const struct argp *argp;
+	const char *cmd;
+	int idx;
+
+	memset(o, 0, sizeof(*o));
+	o->ready_fd = -1;
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		puts(argp_program_version);
+		return 0;
+	}
+	if (!strcmp(cmd, "run")) {
+		o->command = UM_CMD_RUN;
+		argp = &run_argp;
+	} else if (!strcmp(cmd, "attach")) {
+		o->command = UM_CMD_ATTACH;
+		argp = &attach_argp;
+	} else if (!strcmp(cmd, "hw")) {
+		o->command = UM_CMD_HW;
+		argp = &hw_argp;
+	} else if (!strcmp(cmd, "check")) {
+		o->command = UM_CMD_CHECK;
+		argp = &check_argp;
+	} else if (!strcmp(cmd, "summary")) {
+		o->command = UM_CMD_SUMMARY;
+		argp = &summary_argp;
+	} else if (!strcmp(cmd, "project")) {
+		o->command = UM_CMD_PROJECT;
+		o->project.margin = 1.25;
+		argp = &project_argp;
+	} else if (!strcmp(cmd, "report")) {
+		o->command = UM_CMD_REPORT;
+		o->project.margin = 1.25;
+		argp = &report_argp;
+	} else {
+		um_err("unknown command '%s': use run, attach, hw, check, summary, project or report "
+		       "(unitmeter --help)", cmd);
+		return 2;
+	}
+	/* argp names the program in its messages: "unitmeter run: ..." */
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "unitmeter %s", cmd);
+		program_invocation_short_name = name;
+		program_invocation_name = name;
+		argv[1] = name;
+		argp_err_exit_status = 2;
+		/* argp exits by itself after --help (0) or a usage error (2) */
+		argp_parse(argp, argc - 1, argv + 1, ARGP_IN_ORDER, &idx, o);
+		argv[1] = (char *)cmd;
+		program_invocation_short_name = "unitmeter";
+		program_invocation_name = "unitmeter";
+	}
+	return -1;
+}
+
+char *um_default_units_path(const char *manifest)
+{
+	size_t len = strlen(manifest);
+	char *path = malloc(len + sizeof(".units.jsonl"));
+
+	if (!path)
+		return NULL;
+	memcpy(path, manifest, len + 1);
+	if (len > 5 && !strcmp(path + len - 5, ".json"))
+		path[len - 5] = '\0';
+	strcat(path, ".units.jsonl");
+	return path;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line: one options struct, parsed and checked before the kernel is touched. */
+#ifndef UM_CLI_H
+#define UM_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "project/project.h"
+#include "unitmeter.h"
+
+enum um_command {
+	UM_CMD_RUN,
+	UM_CMD_ATTACH,
+	UM_CMD_HW,
+	UM_CMD_CHECK,
+	UM_CMD_SUMMARY,
+	UM_CMD_PROJECT,
+	UM_CMD_REPORT,
+};
+
+struct um_options {
+	enum um_command command;
+	const char *output;      /* -o */
+	const char *units_jsonl; /* --units-jsonl; NULL: beside the manifest */
+	const char *report;      /* run, attach --report: the HTML page; NULL: none */
+	const char *specs[UM_MAX_SPECS];
+	size_t n_specs;
+	bool as_root;
+	bool quiet;
+	bool json_only; /* summary --json */
+	bool lookup_at_exec; /* bare SYMBOL specs: look in each program exec'd, not the current one */
+	bool owner_set;      /* --owner: hand the output files to owner_uid:owner_gid */
+	uid_t owner_uid;
+	gid_t owner_gid;
+	int ready_fd; /* attach --ready-fd: "ok\n" once probes are attached; -1 none */
+	pid_t pid;
+	double duration_s; /* attach --duration; 0: until the process exits */
+	unsigned long ring_kib;
+	char **command_argv; /* run: CMD [ARG...] */
+	char **inputs;       /* summary: files; project, report: files, a list to free */
+	int n_inputs;
+	struct project_options project;
+	bool project_json; /* project --format json */
+};
+
+/*
+ * Fill opts from argv. Returns 0 to go on, or an exit status to leave with at once (0 after
+ * --help, 2 after a usage error, which has been printed as one line).
+ */
+int um_parse_args(int argc, char **argv, struct um_options *opts);
+
+/* Default units stream beside a manifest: run.json -> run.units.jsonl (malloc'd). */
+char *um_default_units_path(const char *manifest);
+
+#endif

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* unitmeter: what each unit of work costs, measured from the kernel. */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+#include "commands/cli.h"
+#include "common/fileio.h"
+#include "trace/hw.h"
+#include "page/html.h"
+#include "project/project.h"
+#include "common/log.h"
+#include "commands/session.h"
+#include "files/summary.h"
+#include "files/units_file.h"
+#include "trace/tracer.h"
+
+static int cmd_hw(const struct um_options *o)
+{
+	json_t *hw = hw_capture("");
+	FILE *out = stdout;
+	int rc = 0;
+
+	if (o->output) {
+		out = um_create_output(o->output, 0, 0);
+		if (!out) {
+			um_err("cannot write %s: %s", o->output, strerror(errno));
+			json_decref(hw);
+			return 2;
+		}
+	}
+	if (json_dumpf(hw, out, JSON_REAL_PRECISION(15) | JSON_INDENT(2)) || fputc('\n', out) == EOF)
+		rc = 2;
+	if (out != stdout && fclose(out))
+		rc = 2;
+	if (rc)
+		um_err("cannot write the hardware record: %s", strerror(errno));
+	json_decref(hw);
+	return rc;
+}
+
+static int cmd_summary(const struct um_options *o)
+{
+	json_t *units = json_array(), *summary;
+	char err[1024];
+
+	for (int i = 0; i < o->n_inputs; i++) {
+		if (um_load_units(o->inputs[i], units, err, sizeof(err))) {
+			um_err("%s", err);
+			json_decref(units);
+			return 2;
+		}
+	}
+	summary = um_summarise(units);
+	json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+	fputc('\n', stdout);
+	fflush(stdout);
+	if (!o->json_only) {
+		fprintf(stderr, "\n%d file%s\n", o->n_inputs, o->n_inputs == 1 ? "" : "s");
+		um_print_summary_table(stderr, summary);
+	}
+	json_decref(summary);
+	json_decref(units);
+	return 0;
+}
+
+static int cmd_project(const struct um_options *o)
+{
+	const char *const *files = (const char *const *)o->inputs;
+	struct project_input in;
+	struct projection p;
+	char err[1024];
+	int rc = 2;
+
+	if (um_project_load(files, o->n_inputs, &in, err, sizeof(err)) ||
+	    um_project(&in, &o->project, &p, err, sizeof(err))) {
+		um_err("%s", err);
+		goto out;
+	}
+	if (o->project_json) {
+		json_t *j = um_projection_json(&p, &in, &o->project, files, o->n_inputs);
+
+		json_dumpf(j, stdout, JSON_REAL_PRECISION(10) | JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		um_print_sbatch(stdout, &p, &o->project, files, o->n_inputs);
+	}
+	rc = fflush(stdout) || ferror(stdout) ? 2 : 0;
+	if (rc)
+		um_err("cannot write the projection: %s", strerror(errno));
+out:
+	um_project_input_free(&in);
+	return rc;
+}
+
+static int cmd_report(const struct um_options *o)
+{
+	struct html_request req = {
+		.files = (const char *const *)o->inputs,
+		.n_files = (size_t)o->n_inputs,
+		.output = o->output ? o->output : "unitmeter-report.html",
+		.project = o->project.units_total ? &o->project : NULL,
+	};
+	char err[1024];
+
+	if (html_report_write(&req, err, sizeof(err))) {
+		um_err("%s", err);
+		return 2;
+	}
+	fprintf(stderr, "report: %s\n", req.output);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct um_options opts;
+	int rc = um_parse_args(argc, argv, &opts);
+
+	if (rc >= 0)
+		return rc;
+	switch (opts.command) {
+	case UM_CMD_RUN:
+		return session_run(&opts);
+	case UM_CMD_ATTACH:
+		return session_attach(&opts);
+	case UM_CMD_HW:
+		return cmd_hw(&opts);
+	case UM_CMD_CHECK:
+		return tracer_check(stdout);
+	case UM_CMD_SUMMARY:
+		return cmd_summary(&opts);
+	case UM_CMD_PROJECT:
+		rc = cmd_project(&opts);
+		free(opts.inputs);
+		return rc;
+	case UM_CMD_REPORT:
+		rc = cmd_report(&opts);
+		free(opts.inputs);
+		return rc;
+	}
+	return 2;
+}

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "common/clock.h"
+#include "common/fileio.h"
+#include "trace/hw.h"
+#include "page/html.h"
+#include "trace/launch.h"
+#include "common/log.h"
+#include "record/manifest.h"
+#include "record/run_record.h"
+#include "record/tables.h"
+#include "trace/python.h"
+#include "commands/session.h"
+#include "trace/memcg.h"
+#include "trace/spec.h"
+#include "trace/tracer.h"
+
+#define EXIT_UNITMETER 2
+/* After the root is reaped, how long its final records may take to arrive. */
+#define DRAIN_TIMEOUT_NS (2ULL * 1000000000ULL)
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_user; /* sent with kill(2), not typed at the terminal */
+static volatile sig_atomic_t child_changed;
+
+static void on_stop(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	stop_signal = sig;
+	/* Ctrl-C already reached the command through the terminal; kill(1) reached only us */
+	stop_from_user = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+	child_changed = 1;
+}
+
+/*
+ * From the start of a session, so that a signal during set-up (the load takes ~70 ms, more
+ * under a sanitizer or in a slow VM) is acted on, not fatal with nothing cleaned up. The command
+ * gets the default actions back in launch.c.
+ */
+static void install_signals(void)
+{
+	struct sigaction stop = { 0 }, child = { 0 }, ignore = { 0 };
+
+	/* one-shot: a second Ctrl-C takes the default action and ends unitmeter at once */
+	stop.sa_sigaction = on_stop;
+	stop.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&stop.sa_mask);
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGHUP, &stop, NULL);
+	child.sa_handler = on_child;
+	sigemptyset(&child.sa_mask);
+	sigaction(SIGCHLD, &child, NULL);
+	/* a command that dies while held must give launch__release an error, not end unitmeter */
+	ignore.sa_handler = SIG_IGN;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, NULL);
+}
+
+/*
+ * The directory of path must exist, and path must not be a directory, before anything starts:
+ * a run must not end unwritable.
+ */
+static int check_output_dir(const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		um_err("%s %s is a directory: name a file", what, path);
+		return -EISDIR;
+	}
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (!*dir)
+		return 0;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		um_err("%s %s: directory %s does not exist", what, path, dir);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Whether two output paths name one file: same directory (resolved) and same name. */
+static bool same_output(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+
+	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
+	if (!realpath(da, ra) || !realpath(db, rb))
+		return false;
+	return !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
+}
+
+struct session {
+	const struct um_options *opts;
+	struct unit_spec specs[UM_MAX_SPECS];
+	struct unit_target targets[UM_MAX_SPECS + 1];
+	size_t n_specs, n_targets;
+	struct python_units python;
+	bool have_python;
+	struct tracer_config tcfg;
+	struct run_record_config rcfg;
+	struct tracer *tracer;
+	struct run_record *record;
+	struct memcg memcg; /* whose charge is read */
+	/* phase ends (CLOCK_MONOTONIC), for -v: where the fixed cost goes */
+	uint64_t t_begin, t_released, t_ended, t_drained, t_written;
+	struct tracer_timing timing;
+	char *units_path;
+	const char *manifest;
+};
+
+/*
+ * The ring buffer is read whenever it holds something, and in a storm of tiny units it always
+ * does: the reader would go round for every dozen records, a flush and a wait4 each time. After
+ * a small batch, pause briefly so the next read takes hundreds: units reach the stream a
+ * couple of milliseconds later, and unitmeter's own CPU drops.
+ */
+#define SMALL_BATCH 256
+
+/* One turn of a tracing loop: read what the ring holds, push the units out, pace. Returns the
+ * records read or a negative errno, -EINTR for a signal; a failure is said here. */
+static int read_records(struct session *s)
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	int n = tracer__poll(s->tracer, 100 /* ms */);
+
+	run_record__flush(s->record);
+	/* once the command has ended there is nothing to batch: the last records are awaited */
+	if (n > 0 && n < SMALL_BATCH && !s->t_ended)
+		nanosleep(&pause, NULL);
+	if (n < 0 && n != -EINTR)
+		um_err("reading the ring buffer failed: %s", strerror(-n));
+	return n;
+}
+
+static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
+			   char *const *command, const char *command_path)
+{
+	char why[1024];
+	uid_t uid;
+	gid_t gid;
+
+	s->opts = o;
+	s->manifest = o->output ? o->output : "unitmeter-run.json";
+	s->units_path = o->units_jsonl ? strdup(o->units_jsonl) : um_default_units_path(s->manifest);
+	if (!s->units_path)
+		return -ENOMEM;
+	if (check_output_dir("manifest", s->manifest) || check_output_dir("units stream", s->units_path))
+		return -ENOENT;
+	if (same_output(s->manifest, s->units_path)) {
+		um_err("the manifest and the units stream are both %s: name two files", s->manifest);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->n_specs; i++) {
+		int err;
+
+		if (o->lookup_at_exec && !strchr(o->specs[i], ':')) {
+			/* found (or not) in the programs exec'd later: tracer.c looks at each */
+			s->specs[i] = (struct unit_spec){ .text = o->specs[i],
+							   .symbol = strdup(o->specs[i]) };
+			if (!s->specs[i].symbol)
+				return -ENOMEM;
+			s->targets[s->n_targets++] = (struct unit_target){
+				.symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
+			};
+			s->n_specs++;
+			continue;
+		}
+		err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, why, sizeof(why));
+
+		if (err) {
+			um_err("%s", why);
+			return err;
+		}
+		s->n_specs++;
+		if (s->specs[i].python) {
+			s->have_python = true;
+			continue;
+		}
+		s->targets[s->n_targets++] = (struct unit_target){
+			.path = s->specs[i].path, .symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
+		};
+	}
+	if (o->lookup_at_exec && s->n_targets == 0) {
+		um_err("--lookup-at-exec looks for bare SYMBOL specs: name one with --unit SYMBOL");
+		return -EINVAL;
+	}
+	if (launch_target_ids(o->as_root, &uid, &gid)) {
+		um_err("SUDO_UID/SUDO_GID are not numbers: use --as-root");
+		return -EINVAL;
+	}
+	if (s->have_python) {
+		int err;
+
+		/* attach: only a launcher that execs the interpreter after we are ready (--ready-fd)
+		 * can hand it the bootstrap's environment; its interpreter is not known yet */
+		if (o->command == UM_CMD_ATTACH && o->ready_fd < 0) {
+			um_err("python: units need the interpreter to start under 'unitmeter run', which "
+			       "loads the bootstrap into it; a running interpreter cannot be given one");
+			return -ENOTSUP;
+		}
+		err = python_units__prepare(&s->python, s->specs, s->n_specs, command_path, command,
+					    o->owner_set ? o->owner_uid : uid,
+					    o->owner_set ? o->owner_gid : gid, why, sizeof(why));
+		if (err) {
+			um_err("%s", why);
+			return err;
+		}
+		/* one marker pair serves every python: spec; the spec index is the argument */
+		s->targets[s->n_targets++] = (struct unit_target){
+			.path = s->python.marker_lib, .symbol = "unitmeter_unit_begin",
+			.end_symbol = "unitmeter_unit_end", .spec_from_arg = true,
+		};
+	}
+	s->tcfg.ring_bytes = o->ring_kib * 1024;
+	s->tcfg.targets = s->targets;
+	s->tcfg.n_targets = s->n_targets;
+	s->rcfg.mode = o->command == UM_CMD_RUN ? "run" : "attach";
+	s->rcfg.command = command;
+	s->rcfg.specs = s->specs;
+	s->rcfg.n_specs = s->n_specs;
+	s->rcfg.units_jsonl = s->units_path;
+	s->rcfg.quiet = o->quiet;
+	s->rcfg.owner_uid = o->owner_set ? o->owner_uid : uid;
+	s->rcfg.owner_gid = o->owner_set ? o->owner_gid : gid;
+	return 0;
+}
+
+static int session_start_record(struct session *s)
+{
+	char why[1024];
+
+	s->record = run_record__new(&s->rcfg, why, sizeof(why));
+	if (!s->record) {
+		um_err("%s", why);
+		return -EIO;
+	}
+	run_record__set_hardware(s->record, hw_capture(""));
+	return 0;
+}
+
+/* Everything measured goes out: counters, processes still alive, manifest, tables. */
+static int session_finish(struct session *s)
+{
+	struct tracer_counters c;
+	int err;
+
+	/* first, before the long writes: no process may stay held at an exec nobody reads; this
+	 * also reads every record still in the ring */
+	tracer__stop_holding(s->tracer);
+	run_record__flush(s->record);
+	for (size_t i = 0; i < s->n_specs; i++) {
+		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
+
+		if (s->specs[i].python || s->specs[i].path)
+			continue;
+		if (found)
+			s->specs[i].path = strdup(found);
+		else
+			um_warn("unit %s was not found in any program the traced processes exec'd",
+				s->specs[i].symbol);
+	}
+	tracer__counters(s->tracer, &c);
+	run_record__set_counters(s->record, &c);
+	run_record__set_memcg(s->record, &s->memcg);
+	tracer__live_procs(s->tracer, run_record__add_live, s->record);
+	run_record__set_stop(s->record, um_monotonic_ns());
+	run_record__set_timeline(s->record, tracer__timeline(s->tracer));
+	if (s->have_python)
+		python_units__merge_facts(&s->python, run_record__hardware(s->record));
+	err = run_record__write_manifest(s->record, s->manifest);
+	run_record__print_tables(s->record, stderr);
+	s->t_written = um_monotonic_ns();
+	if (c.lost_records || c.map_full)
+		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
+			"units are missing from the figures (lost_events in the manifest)",
+			(unsigned long long)c.lost_records, (unsigned long long)c.map_full);
+	if (c.lock_timeouts)
+		um_warn("%llu updates of shared counters ran without the baseline lock (a CPU waited "
+			"too long): a peak they touched may be off by one change (run.tracing in the "
+			"manifest)", (unsigned long long)c.lock_timeouts);
+	if (err) {
+		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
+		return err;
+	}
+	fprintf(stderr, "manifest: %s\nunits:    %s\n", s->manifest, s->units_path);
+	if (s->opts->report) {
+		const char *files[] = { s->manifest };
+		struct html_request req = { .files = files, .n_files = 1, .output = s->opts->report,
+					    .owner_uid = s->rcfg.owner_uid,
+					    .owner_gid = s->rcfg.owner_gid };
+		char why[1024];
+
+		/* the measurements are safe in the manifest: a page that fails is said, not fatal */
+		if (html_report_write(&req, why, sizeof(why)))
+			um_warn("%s (unitmeter report %s -o %s makes it again)", why, s->manifest,
+				s->opts->report);
+		else
+			fprintf(stderr, "report:   %s\n", s->opts->report);
+	}
+	if (run_record__stream_error(s->record))
+		return run_record__stream_error(s->record);
+	return 0;
+}
+
+/* -v: each phase's time; the kernel's release of the programs runs on in a child. */
+static void say_phases(const struct session *s, uint64_t detach_ns)
+{
+	const struct tracer_timing *t = &s->timing;
+	uint64_t setup = s->t_begin && s->t_released > s->t_begin
+				 ? s->t_released - s->t_begin - t->open_ns - t->load_ns - t->attach_ns
+				 : 0;
+
+	if (!s->t_released || !s->t_written)
+		return;
+	um_info("phases (ms): set-up %.1f, open %.1f, load %.1f, attach %.1f, the command %.1f, "
+		"drain %.1f, write %.1f, detach %.1f (the kernel's release of the programs goes on "
+		"in a child process nobody waits for)", setup / 1e6, t->open_ns / 1e6,
+		t->load_ns / 1e6, t->attach_ns / 1e6, (s->t_ended - s->t_released) / 1e6,
+		(s->t_drained - s->t_ended) / 1e6, (s->t_written - s->t_drained) / 1e6,
+		detach_ns / 1e6);
+}
+
+static void session_cleanup(struct session *s)
+{
+	uint64_t t0 = um_monotonic_ns();
+
+	tracer__timing(s->tracer, &s->timing);
+	tracer__destroy_detached(s->tracer);
+	say_phases(s, um_monotonic_ns() - t0);
+	memcg_remove(&s->memcg);
+	run_record__free(s->record);
+	for (size_t i = 0; i < s->n_specs; i++)
+		unit_spec_free(&s->specs[i]);
+	if (s->have_python)
+		python_units__cleanup(&s->python);
+	free(s->units_path);
+}
+
+/* Poll until the command is reaped and its last records are in; forward signals meanwhile. */
+static int run_loop(struct session *s, struct launch *l, int *wait_status)
+{
+	bool reaped = false, forwarded = false;
+	uint64_t reaped_at = 0;
+
+	for (;;) {
+		int err = read_records(s);
+
+		if (err < 0 && err != -EINTR)
+			return err;
+		if (stop_signal && !forwarded) {
+			forwarded = true;
+			if (stop_from_user)
+				kill(l->pid, stop_signal);
+			um_info("signal %d: waiting for the command to end, then writing the manifest "
+				"(again to quit at once)", stop_signal);
+		}
+		/* SIGCHLD says when; the 100 ms timeout (no records) covers one that came early */
+		if (!reaped && (child_changed || err == 0)) {
+			child_changed = 0;
+			if (waitpid(l->pid, wait_status, WNOHANG) == l->pid) {
+				reaped = true;
+				reaped_at = um_monotonic_ns();
+				s->t_ended = reaped_at;
+			}
+		}
+		/* the exit record comes at the final context switch, which may follow the reaping */
+		if (reaped && (run_record__proc_finished(s->record, l->pid) ||
+			       um_monotonic_ns() - reaped_at > DRAIN_TIMEOUT_NS))
+			return 0;
+	}
+}
+
+int session_run(const struct um_options *o)
+{
+	struct session s = { 0 };
+	struct launch l = { .pid = -1, .release_fd = -1, .cgroup_fd = -1 };
+	char procs[PATH_MAX + 16];
+	int wait_status = 0, err, status = EXIT_UNITMETER;
+	const char *why;
+	char *path;
+	uint64_t t0;
+
+	s.t_begin = um_monotonic_ns();
+	install_signals();
+	path = launch_resolve(o->command_argv[0]);
+	if (!path) {
+		um_err("command not found: %s", o->command_argv[0]);
+		return 127;
+	}
+	err = session_prepare(&s, o, path, o->command_argv, path);
+	if (err)
+		goto out;
+	why = tracer_precheck();
+	if (why) {
+		um_err("%s", why);
+		goto out;
+	}
+	err = session_start_record(&s);
+	if (err)
+		goto out;
+	if (s.have_python && python_units__export_env(&s.python)) {
+		um_err("cannot set the environment for the python bootstrap: %s", strerror(errno));
+		goto out;
+	}
+	/* the command's own memory cgroup, which it enters before its exec: the charge is its
+	 * alone */
+	memcg_make_for_run(&s.memcg);
+	memcg_procs_file(&s.memcg, procs, sizeof(procs));
+	err = launch__start(&l, path, o->command_argv, o->as_root, s.memcg.id ? procs : NULL);
+	if (err) {
+		um_err("cannot start %s: %s", path, strerror(-err));
+		goto out;
+	}
+	s.tcfg.charge_cgroup_id = s.memcg.id;
+	err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
+	if (s.memcg.id) {
+		int entered = launch__cgroup_result(&l);
+
+		if (entered)
+			memcg_entry_failed(&s.memcg, entered);
+	}
+	if (!s.memcg.id)
+		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
+			s.memcg.reason);
+	if (!err)
+		err = tracer__track(s.tracer, l.pid, getpid(), true);
+	if (!err)
+		err = tracer__attach(s.tracer);
+	if (err) {
+		launch__abort(&l);
+		goto out;
+	}
+	/* stopped before the command ran: it is not started at all (nothing was measured) */
+	if (stop_signal) {
+		um_err("signal %d during set-up: %s was not started, nothing was measured",
+		       stop_signal, path);
+		launch__abort(&l);
+		status = 128 + stop_signal;
+		goto out;
+	}
+	t0 = um_monotonic_ns();
+	s.t_released = t0;
+	run_record__set_origin(s.record, t0);
+	run_record__add_root(s.record, l.pid, getpid(), o->command_argv[0]);
+	um_info("probes attached; starting %s", path);
+	if (launch__release(&l)) {
+		um_err("the command %s did not wait to be started", path);
+		goto out;
+	}
+	err = run_loop(&s, &l, &wait_status);
+	s.t_drained = um_monotonic_ns();
+	run_record__set_exit(s.record, wait_status);
+	if (session_finish(&s) || err)
+		goto out;
+	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+out:
+	session_cleanup(&s);
+	free(path);
+	return status;
+}
+
+/* Kernel threads have no user memory or executable to probe. */
+static int check_attach_target(pid_t pid, char *exe, size_t exelen)
+{
+	char path[64], *stat_text, *close_paren;
+	unsigned long flags = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	stat_text = um_read_text(path);
+	if (!stat_text) {
+		um_err("no process %d: %s", pid, strerror(errno));
+		return -ESRCH;
+	}
+	/* field 9, flags, comes after "pid (comm) state ppid pgrp session tty tpgid" */
+	close_paren = strrchr(stat_text, ')');
+	if (close_paren)
+		sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags);
+	free(stat_text);
+	if (flags & 0x00200000 /* PF_KTHREAD */) {
+		um_err("process %d is a kernel thread: there is nothing in user space to measure", pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, exelen - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	return 0;
+}
+
+/*
+ * Tell the launcher waiting on fd that the probes are attached: "ok" as the last line, after
+ * the environment its program must be started with for python: units ("env NAME=VALUE", and
+ * "env-prepend NAME=VALUE" for a search path), one per line.
+ */
+static void say_ready(const struct session *s, int fd)
+{
+	char *text = NULL;
+	int n;
+
+	if (s->have_python)
+		n = asprintf(&text, "env-prepend PYTHONPATH=%s\nenv UNITMETER_PY_UNITS=%s\n"
+			     "env UNITMETER_MARKER_LIB=%s\nenv UNITMETER_PY_REPORT=%s\nok\n",
+			     s->python.boot_dir, s->python.specs_env, s->python.marker_lib,
+			     s->python.facts_dir);
+	else
+		n = asprintf(&text, "ok\n");
+	if (n < 0 || write(fd, text, n) != n)
+		um_warn("cannot say ready on fd %d: %s", fd, strerror(errno));
+	free(text);
+	close(fd);
+}
+
+int session_attach(const struct um_options *o)
+{
+	struct session s = { 0 };
+	char exe[PATH_MAX], pidtext[16];
+	char *command[] = { pidtext, NULL };
+	int err, status = EXIT_UNITMETER;
+	const char *why;
+	uint64_t t0, deadline;
+
+	s.t_begin = um_monotonic_ns();
+	install_signals();
+	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
+	if (check_attach_target(o->pid, exe, sizeof(exe)))
+		return EXIT_UNITMETER;
+	err = session_prepare(&s, o, exe, command, NULL);
+	if (err)
+		goto out;
+	why = tracer_precheck();
+	if (why) {
+		um_err("%s", why);
+		goto out;
+	}
+	err = session_start_record(&s);
+	memcg_of_pid(&s.memcg, o->pid);
+	if (!s.memcg.id)
+		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
+			s.memcg.reason);
+	s.tcfg.charge_cgroup_id = s.memcg.id;
+	if (!err)
+		err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
+	t0 = um_monotonic_ns();
+	if (!err) {
+		run_record__set_origin(s.record, t0);
+		err = tracer__track(s.tracer, o->pid, 0, false);
+	}
+	if (!err)
+		err = tracer__attach(s.tracer);
+	if (err)
+		goto out;
+	if (stop_signal) {
+		um_err("signal %d during set-up: process %d was not traced, nothing was measured",
+		       stop_signal, o->pid);
+		status = 128 + stop_signal;
+		goto out;
+	}
+	s.t_released = um_monotonic_ns();
+	if (o->ready_fd >= 0)
+		say_ready(&s, o->ready_fd);
+	run_record__add_root(s.record, o->pid, 0, exe);
+	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
+		o->duration_s > 0 ? " for the given duration" : " until it exits");
+	/* --duration counts from the moment every probe is attached: tracing, not loading */
+	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	while (!stop_signal && um_monotonic_ns() < deadline &&
+	       !run_record__proc_finished(s.record, o->pid)) {
+		err = read_records(&s);
+		if (err < 0 && err != -EINTR)
+			break;
+		/* exit record lost (counted): stop when the process is gone all the same */
+		if (kill(o->pid, 0) && errno == ESRCH &&
+		    !run_record__proc_finished(s.record, o->pid)) {
+			tracer__poll(s.tracer, 200 /* ms */);
+			break;
+		}
+	}
+	s.t_ended = s.t_drained = um_monotonic_ns();
+	if (!session_finish(&s))
+		status = 0;
+out:
+	session_cleanup(&s);
+	return status;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef UM_FILEIO_H
+#define UM_FILEIO_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* The whole of a small text file (proc, sys) as a NUL-terminated string, or NULL with errno. */
+char *um_read_text(const char *path);
+/* um_read_text of root + path, for readers that run against fixture trees in tests. */
+char *um_read_text_at(const char *root, const char *path);
+
+/* Open path for writing without following a planted symlink, owned by uid/gid. */
+FILE *um_create_output(const char *path, uid_t uid, gid_t gid);
+/* Hand the file fd (written at path) to uid/gid when root writes it for them; warns on failure. */
+void um_hand_over(int fd, const char *path, uid_t uid, gid_t gid);
+
+/*
+ * A file written whole or not at all (the manifest, the page, the kernel's feature record): a
+ * temporary file beside path (.unitmeter-XXXXXX in its directory, so the rename stays on one
+ * file system), created O_EXCL | O_NOFOLLOW so neither a planted symlink nor a planted file is
+ * written through, handed to uid/gid, and renamed over path once complete.
+ */
+struct um_atomic_file {
+	const char *path; /* borrowed */
+	char tmp[PATH_MAX];
+	int fd;
+};
+
+/* Create the temporary file with mode (less the umask) as a->fd; -1 with errno set. */
+int um_atomic_open(struct um_atomic_file *a, const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* Rename it over path, once the caller has closed a->fd; -1 with errno set, the file removed. */
+int um_atomic_commit(struct um_atomic_file *a);
+/* Remove the temporary file (a write failed; a->fd is the caller's to close). */
+void um_atomic_abort(struct um_atomic_file *a);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "files/summary.h"
+#include "files/unit_keys.h"
+#include "files/units_file.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double um_percentile(double *values, size_t n, double q)
+{
+	double rank, frac;
+	size_t low;
+
+	if (!n)
+		return 0.0;
+	qsort(values, n, sizeof(*values), cmp_double);
+	if (n == 1)
+		return values[0];
+	rank = q / 100.0 * (double)(n - 1);
+	low = (size_t)rank;
+	frac = rank - (double)low;
+	if (low + 1 >= n)
+		return values[n - 1];
+	return values[low] + frac * (values[low + 1] - values[low]);
+}
+
+double um_round(double x, int ndigits)
+{
+	char buf[64];
+
+	/* printf rounds the exact binary value, ties to even, as Python's round() does */
+	snprintf(buf, sizeof(buf), "%.*f", ndigits, x);
+	return strtod(buf, NULL);
+}
+
+json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
+{
+	double *walls, *rss, total_wall = 0, total_cpu = 0, util_sum = 0, wall_max = 0, rss_max = 0;
+	long long out_sum = 0;
+	size_t n_out = 0;
+	json_t *summary = json_object();
+
+	if (!n) {
+		json_object_set_new(summary, "n_units", json_integer(0));
+		return summary;
+	}
+	walls = calloc(n, sizeof(*walls));
+	rss = calloc(n, sizeof(*rss));
+	if (!walls || !rss) {
+		free(walls);
+		free(rss);
+		json_decref(summary);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double wall = units[i].wall_s, cpu = units[i].cpu_s;
+
+		walls[i] = wall;
+		rss[i] = units[i].peak_rss_bytes;
+		total_wall += wall;
+		total_cpu += cpu;
+		/* the seed's cpu_utilisation property: unrounded, 0 for a zero-length unit */
+		util_sum += wall > 0 ? cpu / wall : 0.0;
+		if (i == 0 || wall > wall_max)
+			wall_max = wall;
+		if (i == 0 || rss[i] > rss_max)
+			rss_max = rss[i];
+		/* a sum past what JSON integers hold cannot be read: null, as unrecorded is */
+		if (units[i].output_bytes >= 0 && out_sum >= 0) {
+			if (__builtin_add_overflow(out_sum, units[i].output_bytes, &out_sum))
+				out_sum = -1;
+			n_out++;
+		}
+	}
+	json_object_set_new(summary, "n_units", json_integer((json_int_t)n));
+	json_object_set_new(summary, "total_wall_s", json_real(um_round(total_wall, 3)));
+	json_object_set_new(summary, "total_cpu_s", json_real(um_round(total_cpu, 3)));
+	json_object_set_new(summary, "wall_s_median", json_real(um_round(um_percentile(walls, n, 50), 4)));
+	json_object_set_new(summary, "wall_s_p90", json_real(um_round(um_percentile(walls, n, 90), 4)));
+	json_object_set_new(summary, "wall_s_max", json_real(um_round(wall_max, 4)));
+	json_object_set_new(summary, "peak_rss_bytes_median",
+			    json_integer((json_int_t)um_percentile(rss, n, 50)));
+	json_object_set_new(summary, "peak_rss_bytes_max", json_integer((json_int_t)rss_max));
+	json_object_set_new(summary, "cpu_utilisation_mean", json_real(um_round(util_sum / n, 3)));
+	json_object_set_new(summary, "total_output_bytes",
+			    n_out && out_sum >= 0 ? json_integer(out_sum) : json_null());
+	free(walls);
+	free(rss);
+	return summary;
+}
+
+json_t *um_summarise(const json_t *units)
+{
+	size_t n = json_array_size(units), i;
+	struct unit_figures *figures = calloc(n ? n : 1, sizeof(*figures));
+	json_t *unit, *summary;
+
+	if (!figures)
+		return NULL;
+	json_array_foreach(units, i, unit) {
+		const json_t *out = json_object_get(unit, UM_KEY_OUTPUT_BYTES);
+
+		figures[i].wall_s = um_json_number(unit, UM_KEY_WALL_S, 0);
+		figures[i].cpu_s = um_json_number(unit, UM_KEY_CPU_S, 0);
+		figures[i].peak_rss_bytes = um_json_number(unit, UM_KEY_PEAK_RSS_BYTES, 0);
+		figures[i].output_bytes = json_is_integer(out) ? json_integer_value(out) : -1;
+	}
+	summary = um_summarise_figures(figures, n);
+	free(figures);
+	return summary;
+}
+
+static void mib_cell(FILE *out, const json_t *v)
+{
+	if (json_is_number(v))
+		fprintf(out, "%10.1f MiB", json_number_value(v) / 1048576.0);
+	else
+		fprintf(out, "%14s", "-");
+}
+
+static void seconds_cell(FILE *out, const json_t *v)
+{
+	if (json_is_number(v))
+		fprintf(out, "%12.4f s", json_number_value(v));
+	else
+		fprintf(out, "%14s", "-");
+}
+
+void um_print_summary_table(FILE *out, const json_t *s)
+{
+	const json_t *outb = json_object_get(s, "total_output_bytes");
+
+	fprintf(out, "units            %lld\n",
+		(long long)json_integer_value(json_object_get(s, "n_units")));
+	if (!json_integer_value(json_object_get(s, "n_units")))
+		return;
+	fprintf(out, "wall  median/p90/max ");
+	seconds_cell(out, json_object_get(s, "wall_s_median"));
+	seconds_cell(out, json_object_get(s, "wall_s_p90"));
+	seconds_cell(out, json_object_get(s, "wall_s_max"));
+	fprintf(out, "\npeak RSS median/max  ");
+	mib_cell(out, json_object_get(s, "peak_rss_bytes_median"));
+	mib_cell(out, json_object_get(s, "peak_rss_bytes_max"));
+	fprintf(out, "\ntotal wall %.3f s, total CPU %.3f s, mean CPU utilisation %.3f cores\n",
+		json_number_value(json_object_get(s, "total_wall_s")),
+		json_number_value(json_object_get(s, "total_cpu_s")),
+		json_number_value(json_object_get(s, "cpu_utilisation_mean")));
+	if (json_is_integer(outb))
+		fprintf(out, "total output %lld bytes\n", (long long)json_integer_value(outb));
+	else
+		fprintf(out, "total output: not recorded\n");
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The reader of run files (see units_file.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "files/unit_keys.h"
+#include "files/units_file.h"
+
+double um_json_number(const json_t *obj, const char *key, double otherwise)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : otherwise;
+}
+
+/*
+ * A unit object must carry the figures the summary reads, as numbers a unit can have: a file
+ * from elsewhere may hold anything, and a peak of 1e79 bytes must not reach an integer field.
+ */
+static int check_unit(const json_t *unit, char *why, size_t len)
+{
+	static const struct {
+		const char *key;
+		double max;
+		bool optional;
+	} figures[] = {
+		{ UM_KEY_WALL_S, 1e9, false }, /* thirty years */
+		{ UM_KEY_CPU_S, 1e12, false },
+		{ UM_KEY_PEAK_RSS_BYTES, 4e18, false },
+		{ UM_KEY_OUTPUT_BYTES, 4e18, true },
+		{ UM_KEY_CPU_UTILISATION, 1e6, true },
+	};
+
+	if (!json_is_object(unit)) {
+		snprintf(why, len, "a unit is not a JSON object");
+		return -1;
+	}
+	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
+		const json_t *v = json_object_get(unit, figures[k].key);
+		double x;
+
+		if (figures[k].optional && (!v || json_is_null(v)))
+			continue;
+		if (!json_is_number(v)) {
+			snprintf(why, len, "a unit has no number \"%s\"", figures[k].key);
+			return -1;
+		}
+		x = json_number_value(v);
+		if (!(x >= 0 && x <= figures[k].max)) {
+			snprintf(why, len, "a unit's \"%s\" is %g, outside 0..%g", figures[k].key, x,
+				 figures[k].max);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_jsonl(const char *path, FILE *f, json_t *units, char *err, size_t errlen)
+{
+	char *line = NULL, why[128];
+	size_t cap = 0;
+	ssize_t len;
+	int lineno = 0, rc = 0;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		json_error_t jerr;
+		json_t *unit;
+
+		lineno++;
+		if (strspn(line, " \t\r\n") == (size_t)len)
+			continue;
+		unit = json_loadb(line, len, 0, &jerr);
+		if (!unit) {
+			snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, lineno,
+				 jerr.column, jerr.text);
+			rc = -1;
+			break;
+		}
+		if (check_unit(unit, why, sizeof(why))) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+			json_decref(unit);
+			rc = -1;
+			break;
+		}
+		json_array_append_new(units, unit);
+	}
+	free(line);
+	return rc;
+}
+
+/* Whether the first line of f is "{" alone (blanks around it allowed). */
+static bool first_line_opens_object(FILE *f)
+{
+	bool brace = false;
+	int c;
+
+	while ((c = fgetc(f)) != EOF && c != '\n') {
+		if (c == '{' && !brace)
+			brace = true;
+		else if (!strchr(" \t\r", c))
+			return false;
+	}
+	return brace;
+}
+
+int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
+{
+	return um_load_units_run(path, units, NULL, err, errlen);
+}
+
+int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen)
+{
+	json_t *doc = NULL;
+	int rc = um_load_units_doc(path, units, run ? &doc : NULL, err, errlen);
+
+	if (run)
+		*run = json_is_object(json_object_get(doc, "run")) ?
+			       json_incref(json_object_get(doc, "run")) : NULL;
+	json_decref(doc);
+	return rc;
+}
+
+int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *doc, *list, *unit;
+	char why[128];
+	size_t i;
+	FILE *f;
+	int c, rc = 0;
+
+	if (manifest)
+		*manifest = NULL;
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a manifest is one object that holds a "units" array; a stream is one unit per line */
+	doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
+	if (doc && json_is_object(doc) && json_object_get(doc, "schema")) {
+		while ((c = fgetc(f)) != EOF && strchr(" \t\r\n", c))
+			;
+		list = json_object_get(doc, "units");
+		if (c != EOF) {
+			snprintf(err, errlen, "%s: data after the manifest's closing brace", path);
+			rc = -1;
+		} else if (!json_is_array(list)) {
+			snprintf(err, errlen, "%s: the manifest has no \"units\" array", path);
+			rc = -1;
+		} else {
+			json_array_foreach(list, i, unit) {
+				if (check_unit(unit, why, sizeof(why))) {
+					snprintf(err, errlen, "%s: units[%zu]: %s", path, i, why);
+					rc = -1;
+					break;
+				}
+				json_array_append(units, unit);
+			}
+		}
+		if (!rc && manifest)
+			*manifest = json_incref(doc);
+		json_decref(doc);
+		fclose(f);
+		return rc;
+	}
+	json_decref(doc);
+	rewind(f);
+	/*
+	 * A manifest is written indented: its first line is "{" alone, which no line of a stream
+	 * is. Read as a stream, a cut or broken manifest would be blamed on that first line; the
+	 * document parser knows where it really broke (the cut, or the bad token).
+	 */
+	if (!doc && first_line_opens_object(f)) {
+		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
+			 jerr.text);
+		fclose(f);
+		return -1;
+	}
+	rewind(f);
+	rc = load_jsonl(path, f, units, err, errlen);
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The HTML report (see html.h): the inputs, the page's sections, and writing it in one piece. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "page/html.h"
+#include "common/fileio.h"
+#include "files/summary.h"
+#include "files/unit_keys.h"
+#include "files/units_file.h"
+#include "page/svg.h"
+#include "common/version.h"
+
+/* One input file: a run manifest (doc) or a units stream (doc NULL), and its units. */
+struct html_input {
+	const char *path;
+	json_t *doc;
+	json_t *units;
+};
+
+struct page {
+	FILE *out;
+	const struct html_request *req;
+	struct html_input *inputs;
+	size_t n_inputs;
+	json_t *units; /* every file's units, in order */
+};
+
+/*
+ * The page's stylesheet and its script, which sorts the unit table by a column (numbers by their
+ * data-v, text as text): user/page/report.css and report.js, embedded at build time as arrays
+ * (Makefile: newlines dropped, then xxd -i), not NUL-terminated.
+ */
+#include "page/report_css.h"
+#include "page/report_js.h"
+
+static const char *str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* --- inputs ----------------------------------------------------------------------------- */
+
+static int load_inputs(struct page *pg, char *err, size_t errlen)
+{
+	pg->inputs = calloc(pg->req->n_files ? pg->req->n_files : 1, sizeof(*pg->inputs));
+	pg->units = json_array();
+	if (!pg->inputs || !pg->units) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < pg->req->n_files; i++) {
+		struct html_input *in = &pg->inputs[pg->n_inputs++];
+
+		/* a manifest or a units stream, read and checked as summary and project read them */
+		in->path = pg->req->files[i];
+		in->units = json_array();
+		if (!in->units || um_load_units_doc(in->path, in->units, &in->doc, err, errlen))
+			return -1;
+		json_array_extend(pg->units, in->units);
+	}
+	return 0;
+}
+
+static void free_inputs(struct page *pg)
+{
+	for (size_t i = 0; i < pg->n_inputs; i++) {
+		json_decref(pg->inputs[i].doc);
+		json_decref(pg->inputs[i].units);
+	}
+	free(pg->inputs);
+	json_decref(pg->units);
+}
+
+/* --- the run ---------------------------------------------------------------------------- */
+
+static void fact(FILE *out, const char *name, const char *value)
+{
+	fprintf(out, "<dt>%s</dt><dd>", name);
+	svg_text(out, value && *value ? value : "not recorded");
+	fputs("</dd>", out);
+}
+
+static void command_text(FILE *out, const json_t *command)
+{
+	size_t i;
+	const json_t *arg;
+
+	json_array_foreach(command, i, arg) {
+		if (i)
+			fputc(' ', out);
+		svg_text(out, json_string_value(arg));
+	}
+}
+
+/* A row of the totals: the value for a person, the exact figure in data-v (tests read it). */
+static void total_row(FILE *out, const char *key, const char *name, const json_t *v,
+		      enum value_kind kind)
+{
+	char text[64] = "not known";
+
+	if (json_is_number(v))
+		svg_format_value(text, sizeof(text), json_number_value(v), kind);
+	fprintf(out, "<tr data-key=\"%s\"><td>%s</td><td data-v=\"", key, name);
+	if (json_is_integer(v))
+		fprintf(out, "%lld", (long long)json_integer_value(v));
+	else if (json_is_number(v))
+		fprintf(out, "%.17g", json_number_value(v));
+	fprintf(out, "\">%s</td></tr>", text);
+}
+
+static void count_row(FILE *out, const char *key, const char *name, long long n)
+{
+	fprintf(out, "<tr data-key=\"%s\"><td>%s</td><td data-v=\"%lld\">%lld</td></tr>", key, name, n,
+		n);
+}
+
+static void warning(FILE *out, bool *open, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warning(FILE *out, bool *open, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!*open)
+		fputs("<ul class=\"warnings\">", out);
+	*open = true;
+	fputs("<li>", out);
+	svg_text(out, line);
+	fputs("</li>", out);
+}
+
+static size_t incomplete_units(const json_t *units)
+{
+	size_t i, n = 0;
+	const json_t *u;
+
+	json_array_foreach(units, i, u) {
+		const char *status = str(u, UM_KEY_STATUS);
+
+		if (status && strcmp(status, UM_STATUS_COMPLETE))
+			n++;
+	}
+	return n;
+}
+
+static void run_warnings(FILE *out, const struct html_input *in, const json_t *run)
+{
+	const json_t *tl = json_object_get(run, "memory_timeline"), *charge = json_object_get(run, "charge");
+	size_t incomplete = incomplete_units(in->units);
+	double lost = um_json_number(run, "lost_events", 0),
+	       map_full = um_json_number(run, "map_full_events", 0),
+	       lock_timeouts = um_json_number(json_object_get(run, "tracing"), "lock_timeouts", 0);
+	bool open = false;
+
+	if (lost > 0 || map_full > 0)
+		warning(out, &open, "%.0f ring-buffer records lost and %.0f map-full events: some "
+			"processes or units are missing from the figures", lost, map_full);
+	if (incomplete)
+		warning(out, &open, "%zu unit%s did not complete (the process exited or exec'd inside "
+			"it): left out of the distributions and the projection", incomplete,
+			incomplete == 1 ? "" : "s");
+	if (um_json_number(run, "scope_overflows", 0) > 0)
+		warning(out, &open, "%.0f processes were inside more nested units than are tracked: "
+			"the innermost two got their figures",
+			um_json_number(run, "scope_overflows", 0));
+	if (lock_timeouts > 0)
+		warning(out, &open, "%.0f updates ran without the baseline lock: a peak they touched may "
+			"be off by one change", lock_timeouts);
+	if (um_json_number(tl, "overruns", 0) > 0)
+		warning(out, &open, "the memory timeline has gaps: %.0f values arrived while the loader "
+			"was behind (the peaks above are exact; only the chart misses them)",
+			um_json_number(tl, "overruns", 0));
+	if (str(charge, "note"))
+		warning(out, &open, "memory charge: %s", str(charge, "note"));
+	if (json_is_integer(json_object_get(run, "exit_signal")))
+		warning(out, &open, "the command was killed by signal %lld",
+			(long long)json_integer_value(json_object_get(run, "exit_signal")));
+	else if (um_json_number(run, "exit_status", 0) != 0)
+		warning(out, &open, "the command exited with status %.0f",
+			um_json_number(run, "exit_status", 0));
+	if (open)
+		fputs("</ul>", out);
+}
+
+static void section_run(struct page *pg, const struct html_input *in, size_t k)
+{
+	FILE *out = pg->out;
+	const json_t *run = json_object_get(in->doc, "run"), *hw = json_object_get(in->doc, "hardware");
+	char mem[64] = "", cores[64] = "";
+
+	fprintf(out, "<article class=\"run\" id=\"run-%zu\" data-file=\"", k);
+	svg_text(out, in->path);
+	fputs("\"><h3><code>", out);
+	command_text(out, json_object_get(in->doc, "command"));
+	fputs("</code></h3><dl class=\"facts\">", out);
+	fact(out, "file", in->path);
+	fact(out, "mode", str(in->doc, "mode"));
+	fact(out, "started", str(run, "started_at"));
+	fact(out, "host", str(hw, "hostname"));
+	fact(out, "CPU", str(hw, "cpu_model"));
+	if (json_is_number(json_object_get(hw, "logical_cores")))
+		snprintf(cores, sizeof(cores), "%.0f logical, %.0f physical",
+			 um_json_number(hw, "logical_cores", 0), um_json_number(hw, "physical_cores", 0));
+	fact(out, "cores", cores);
+	if (json_is_number(json_object_get(hw, "total_memory_bytes")))
+		svg_format_value(mem, sizeof(mem), um_json_number(hw, "total_memory_bytes", 0),
+				 VALUE_BYTES);
+	fact(out, "memory", mem);
+	fact(out, "kernel", str(hw, "kernel_release"));
+	fact(out, "programs", str(json_object_get(run, "tracing"), "build"));
+	fact(out, "memory cgroup", str(json_object_get(run, "charge"), "cgroup"));
+	fputs("</dl><table class=\"totals\"><tbody>", out);
+	total_row(out, "wall_s", "wall time", json_object_get(run, "wall_s"), VALUE_SECONDS);
+	total_row(out, "cpu_s", "CPU time", json_object_get(run, "cpu_s"), VALUE_SECONDS);
+	total_row(out, "peak_rss_bytes", "peak RSS (the group's, at one instant)",
+		  json_object_get(run, "peak_rss_bytes"), VALUE_BYTES);
+	total_row(out, "peak_charge_bytes", "peak memory charge (the cgroup's)",
+		  json_object_get(run, "peak_charge_bytes"), VALUE_BYTES);
+	total_row(out, "output_bytes", "bytes written", json_object_get(run, "output_bytes"), VALUE_BYTES);
+	count_row(out, "processes", "processes", (long long)um_json_number(run, "processes", 0));
+	count_row(out, "units", "units", (long long)json_array_size(in->units));
+	fputs("</tbody></table>", out);
+	run_warnings(out, in, run);
+	fputs("</article>\n", out);
+}
+
+static void section_runs(struct page *pg)
+{
+	size_t manifests = 0;
+
+	fputs("<section id=\"runs\"><h2>Runs</h2>", pg->out);
+	for (size_t i = 0; i < pg->n_inputs; i++) {
+		if (pg->inputs[i].doc) {
+			section_run(pg, &pg->inputs[i], i);
+			manifests++;
+		} else {
+			fputs("<p class=\"why stream\">", pg->out);
+			svg_text(pg->out, pg->inputs[i].path);
+			fprintf(pg->out, ": a units stream (%zu units), without its run record: no "
+				"command, hardware or totals.</p>", json_array_size(pg->inputs[i].units));
+		}
+	}
+	if (!manifests)
+		fputs("<p class=\"why\">No run manifest was given.</p>", pg->out);
+	fputs("</section>\n", pg->out);
+}
+
+/* --- distributions ---------------------------------------------------------------------- */
+
+static void section_distributions(struct page *pg)
+{
+	static const struct {
+		const char *key, *label;
+		enum value_kind kind;
+	} figures[] = {
+		{ UM_KEY_WALL_S, "wall time", VALUE_SECONDS },
+		{ UM_KEY_CPU_S, "CPU time", VALUE_SECONDS },
+		{ UM_KEY_CPU_UTILISATION, "cores used (CPU time / wall)", VALUE_CORES },
+		{ UM_KEY_PEAK_RSS_BYTES, "peak RSS", VALUE_BYTES },
+		{ UM_KEY_PEAK_CHARGE_BYTES, "peak memory charge", VALUE_BYTES },
+	};
+	size_t n = json_array_size(pg->units), i;
+	double *values = malloc((n ? n : 1) * sizeof(*values));
+	const json_t *u;
+
+	fprintf(pg->out, "<section id=\"distributions\"><h2>How the units' costs spread</h2>"
+			 "<p class=\"sub\">Complete units only. The median and p90 are marked: "
+			 "<code>project</code> asks --time from the sum of a task's units (close to "
+			 "N x the mean), each worker's warm-up once, --mem from the highest peak.</p>"
+			 "<div class=\"dists\">");
+	for (size_t f = 0; values && f < sizeof(figures) / sizeof(figures[0]); f++) {
+		size_t m = 0;
+
+		json_array_foreach(pg->units, i, u) {
+			const json_t *v = json_object_get(u, figures[f].key);
+			const char *status = str(u, UM_KEY_STATUS);
+
+			if (json_is_number(v) && (!status || !strcmp(status, UM_STATUS_COMPLETE)))
+				values[m++] = json_number_value(v);
+		}
+		svg_distribution(pg->out, figures[f].key, figures[f].label, values, m, figures[f].kind);
+	}
+	fputs("</div></section>\n", pg->out);
+	free(values);
+}
+
+/* --- over time -------------------------------------------------------------------------- */
+
+static void section_over_time(struct page *pg)
+{
+	FILE *out = pg->out;
+	bool any = false;
+
+	fputs("<section id=\"timeline\"><h2>Processes and units over time</h2><p class=\"sub\">One "
+	      "lane per process, from its start (a dashed line from its parent's lane at the fork) to "
+	      "its exit; each unit a bar on its process. Hover for the figures.</p>", out);
+	for (size_t i = 0; i < pg->n_inputs; i++) {
+		const struct html_input *in = &pg->inputs[i];
+		const json_t *run = json_object_get(in->doc, "run");
+
+		if (!in->doc)
+			continue;
+		any = true;
+		if (pg->n_inputs > 1) {
+			fputs("<h3>", out);
+			svg_text(out, in->path);
+			fputs("</h3>", out);
+		}
+		if (!json_array_size(json_object_get(run, "per_process"))) {
+			fputs("<p class=\"why\">The manifest lists no process.</p>", out);
+			continue;
+		}
+		svg_process_lanes(out, json_object_get(run, "per_process"), in->units,
+				     um_json_number(run, "wall_s", 0));
+	}
+	if (!any)
+		fputs("<p class=\"why\" id=\"no-timeline\">No timeline: the input is a units stream "
+		      "alone, and the processes' lives are in the run manifest (<code>unitmeter run -o "
+		      "FILE</code>). Give the manifest to see it.</p>", out);
+	fputs("</section>\n<section id=\"memory\"><h2>Memory over time</h2><p class=\"sub\">The "
+	      "group's RSS (blue) and its memory cgroup's charge (orange), from their lowest to their "
+	      "highest value in each interval: every change was seen, so a short spike shows at its "
+	      "full height.</p>", out);
+	any = false;
+	for (size_t i = 0; i < pg->n_inputs; i++) {
+		const json_t *run = json_object_get(pg->inputs[i].doc, "run");
+		const json_t *tl = json_object_get(run, "memory_timeline");
+
+		if (!pg->inputs[i].doc)
+			continue;
+		any = true;
+		if (pg->n_inputs > 1) {
+			fputs("<h3>", out);
+			svg_text(out, pg->inputs[i].path);
+			fputs("</h3>", out);
+		}
+		if (!json_is_object(tl))
+			fputs("<p class=\"why\">This manifest has no memory timeline (written by an "
+			      "earlier unitmeter).</p>", out);
+		else
+			svg_memory_timeline(out, tl, um_json_number(run, "wall_s", 0));
+	}
+	if (!any)
+		fputs("<p class=\"why\" id=\"no-memory\">No memory timeline: it is kept in the run "
+		      "manifest, and only a units stream was given.</p>", out);
+	fputs("</section>\n", out);
+}
+
+/* --- the projection --------------------------------------------------------------------- */
+
+static void model_row(FILE *out, const char *key, const char *name, double seconds,
+		      const char *how)
+{
+	fprintf(out, "<tr data-key=\"%s\"><td>%s</td><td data-v=\"%.17g\">%.2f s</td><td "
+		"class=\"text\">", key, name, seconds, seconds);
+	svg_text(out, how);
+	fputs("</td></tr>", out);
+}
+
+/* How a task's --time is made up: the same parts and words as project's header. */
+static void time_model_table(FILE *out, const struct projection *p,
+			     const struct project_options *opt)
+{
+	char total[96];
+
+	fprintf(out, "<p class=\"sub\">One task of %lld units, as <code>project</code> models it: "
+		"--time = fixed + warm-up + the units spread over the workers + tail, x the "
+		"margin.</p><table class=\"totals\" id=\"time-model\"><tbody>", p->units_per_task);
+	model_row(out, "fixed_s", "fixed", p->model.fixed_s, p->time_parts[0]);
+	model_row(out, "warmup_s", "warm-up", p->task.warmup_s, p->time_parts[1]);
+	model_row(out, "units_s", "units", p->task.spread_s, p->time_parts[2]);
+	model_row(out, "tail_s", "workers and tail", p->task.tail_s, p->time_parts[3]);
+	snprintf(total, sizeof(total), "%.2f s x %.2f margin, in whole minutes", p->task.total_s,
+		 opt->margin);
+	model_row(out, "time_s", "--time", p->time_s, total);
+	fputs("</tbody></table>", out);
+}
+
+static void section_projection(struct page *pg)
+{
+	FILE *out = pg->out, *mem;
+	const struct project_options *opt = pg->req->project;
+	struct project_input in;
+	struct projection p;
+	char err[1024] = "", *text = NULL;
+	size_t len = 0;
+
+	fputs("<section id=\"projection\"><h2>The SLURM request of the full run</h2>", out);
+	if (!opt) {
+		fputs("<p class=\"why\">Not asked for: <code>unitmeter report FILE... --units N</code> "
+		      "(with <code>--tasks K</code> or <code>--units-per-task M</code>) adds it.</p>"
+		      "</section>\n", out);
+		return;
+	}
+	/* from the files as read above: parsing 100,000 units once is time enough */
+	um_project_input_init(&in);
+	for (size_t i = 0; i < pg->n_inputs && !*err; i++)
+		um_project_add(&in, pg->inputs[i].path, pg->inputs[i].units,
+			       json_object_get(pg->inputs[i].doc, "run"), err, sizeof(err));
+	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
+		fputs("<p class=\"why\">No projection: ", out);
+		svg_text(out, err);
+		fputs("</p></section>\n", out);
+		um_project_input_free(&in);
+		return;
+	}
+	time_model_table(out, &p, opt);
+	mem = open_memstream(&text, &len);
+	if (mem) {
+		um_print_sbatch(mem, &p, opt, pg->req->files, pg->req->n_files);
+		fclose(mem);
+	}
+	fputs("<pre id=\"sbatch\">", out);
+	svg_text(out, text);
+	fputs("</pre>", out);
+	free(text);
+	um_project_input_free(&in);
+	fputs("</section>\n", out);
+}
+
+/* --- the table -------------------------------------------------------------------------- */
+
+static void cell(FILE *out, const json_t *u, const char *key, enum value_kind kind, int digits)
+{
+	const json_t *v = json_object_get(u, key);
+	char text[64];
+
+	if (!json_is_number(v)) {
+		fputs("<td data-v=\"\">&ndash;</td>", out);
+		return;
+	}
+	if (digits >= 0)
+		snprintf(text, sizeof(text), "%.*f", digits, json_number_value(v));
+	else
+		svg_format_value(text, sizeof(text), json_number_value(v), kind);
+	if (json_is_integer(v))
+		fprintf(out, "<td data-v=\"%lld\">%s</td>", (long long)json_integer_value(v), text);
+	else
+		fprintf(out, "<td data-v=\"%.17g\">%s</td>", json_number_value(v), text);
+}
+
+struct table_row {
+	double wall_s;
+	const json_t *unit;
+};
+
+static int by_wall_desc(const void *a, const void *b)
+{
+	double x = ((const struct table_row *)a)->wall_s, y = ((const struct table_row *)b)->wall_s;
+
+	return (x < y) - (x > y);
+}
+
+static void section_table(struct page *pg)
+{
+	FILE *out = pg->out;
+	size_t n = json_array_size(pg->units), shown = n, i;
+	struct table_row *rows = malloc((n ? n : 1) * sizeof(*rows));
+
+	fputs("<section id=\"units\"><h2>Units</h2>", out);
+	if (!rows) {
+		fputs("<p class=\"why\">Out of memory.</p></section>\n", out);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		rows[i].unit = json_array_get(pg->units, i);
+		rows[i].wall_s = um_json_number(rows[i].unit, UM_KEY_WALL_S, 0);
+	}
+	if (n > HTML_TABLE_ROWS) {
+		qsort(rows, n, sizeof(*rows), by_wall_desc);
+		shown = HTML_TABLE_ROWS;
+		fprintf(out, "<p class=\"sub\" id=\"rows-note\">The %d units with the longest wall time "
+			     "of %zu; every unit is in the files given and in the charts above.</p>",
+			HTML_TABLE_ROWS, n);
+	}
+	fputs("<p class=\"sub\">Click a column to sort.</p><div class=\"scroll\"><table class=\"sortable\" "
+	      "id=\"unit-table\"><thead><tr><th>unit</th><th>pid</th><th class=\"text\">function</th>"
+	      "<th>start s</th><th>wall</th><th>CPU</th><th>cores</th><th>peak RSS</th>"
+	      "<th>RSS rise</th><th>peak charge</th><th>written</th><th class=\"text\">status</th>"
+	      "</tr></thead><tbody>", out);
+	for (i = 0; i < shown; i++) {
+		const json_t *u = rows[i].unit;
+		const json_t *start = json_object_get(u, UM_KEY_START_NS);
+
+		fputs("<tr>", out);
+		cell(out, u, UM_KEY_INDEX, VALUE_SECONDS, 0);
+		cell(out, u, UM_KEY_PID, VALUE_SECONDS, 0);
+		fputs("<td class=\"text\">", out);
+		svg_text(out, str(u, UM_KEY_SPEC));
+		fputs("</td>", out);
+		if (json_is_integer(start))
+			fprintf(out, "<td data-v=\"%lld\">%.3f</td>", (long long)json_integer_value(start),
+				json_integer_value(start) / 1e9);
+		else
+			fputs("<td data-v=\"\">&ndash;</td>", out);
+		cell(out, u, UM_KEY_WALL_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_KEY_CPU_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_KEY_CPU_UTILISATION, VALUE_CORES, 2);
+		cell(out, u, UM_KEY_PEAK_RSS_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_PEAK_RSS_DELTA_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_PEAK_CHARGE_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_KEY_OUTPUT_BYTES, VALUE_BYTES, -1);
+		fputs("<td class=\"text\">", out);
+		svg_text(out, str(u, UM_KEY_STATUS) ? str(u, UM_KEY_STATUS) : UM_STATUS_COMPLETE);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</tbody></table></div></section>\n", out);
+	free(rows);
+}
+
+/* --- the page --------------------------------------------------------------------------- */
+
+static void page_head(struct page *pg)
+{
+	FILE *out = pg->out;
+	char when[64] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+	      "<title>unitmeter report</title><style>", out);
+	fwrite(um_report_css, 1, um_report_css_len, out);
+	fputs("</style></head><body><main><h1>unitmeter report</h1><p class=\"sub\">", out);
+	for (size_t i = 0; i < pg->req->n_files; i++) {
+		fputs(i ? ", " : "", out);
+		svg_text(out, pg->req->files[i]);
+	}
+	fprintf(out, " &middot; %zu units &middot; made %s by unitmeter %s</p>\n",
+		json_array_size(pg->units), when, UM_VERSION);
+}
+
+int html_report_write(const struct html_request *req, char *err, size_t errlen)
+{
+	struct page pg = { .req = req };
+	struct um_atomic_file af;
+	int rc = -1;
+
+	if (load_inputs(&pg, err, errlen))
+		goto out;
+	if (um_atomic_open(&af, req->output, 0644, req->owner_uid, req->owner_gid)) {
+		if (errno == ENAMETOOLONG)
+			snprintf(err, errlen, "%s: the path is too long", req->output);
+		else
+			snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
+		goto out;
+	}
+	pg.out = fdopen(af.fd, "w");
+	if (!pg.out) {
+		snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
+		close(af.fd);
+		um_atomic_abort(&af);
+		goto out;
+	}
+	page_head(&pg);
+	section_runs(&pg);
+	section_distributions(&pg);
+	section_over_time(&pg);
+	section_projection(&pg);
+	section_table(&pg);
+	fputs("</main><script>", pg.out);
+	fwrite(um_report_js, 1, um_report_js_len, pg.out);
+	fputs("</script></body></html>\n", pg.out);
+	if (ferror(pg.out) | fclose(pg.out)) {
+		snprintf(err, errlen, "cannot write the report %s: %s", af.tmp, strerror(errno));
+		um_atomic_abort(&af);
+		goto out;
+	}
+	if (um_atomic_commit(&af)) {
+		snprintf(err, errlen, "cannot write the report %s: %s", req->output, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free_inputs(&pg);
+	return rc;
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The time model of `unitmeter project`: what one task of N units takes, from how the
+ * calibration's units really ran.
+ *
+ *   task = fixed + warm-up + (the quantile of the sum of N unit times) / workers + tail
+ *
+ * - fixed: before the first unit and after the last (start-up, a data load, writing results);
+ * - warm-up: a process's leading units that ran markedly slower than its later ones (imports,
+ *   first page faults, caches) cost their excess once per process, not once per unit;
+ * - the sum: a task's time is the sum of its units', whose upper quantile is close to N x mean
+ *   (normal approximation: N mu + z sigma sqrt(N)), not N x p90;
+ * - workers: units that ran at once in the calibration (a pool) share that sum;
+ * - tail: the last units of a task end one by one, leaving workers idle.
+ * Pure: no files, no clocks, so every figure can be worked out by hand in a test.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "project/project.h"
+#include "files/summary.h"
+
+/* The normal distribution's 0.9 quantile: the sum's p90. */
+#define Z_P90 1.2815515655446004
+
+struct placed_unit {
+	long long process, rank;
+	size_t index; /* in the input's arrays */
+};
+
+static int by_process_then_rank(const void *a, const void *b)
+{
+	const struct placed_unit *x = a, *y = b;
+
+	if (x->process != y->process)
+		return (x->process > y->process) - (x->process < y->process);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* um_percentile sorts its input: a copy keeps the caller's order. */
+static double percentile_copy(const double *v, size_t n, double q)
+{
+	double *copy = malloc(n * sizeof(*copy)), r;
+	size_t i;
+
+	if (!copy) { /* the safe side of any percentile */
+		for (r = v[0], i = 1; i < n; i++)
+			r = v[i] > r ? v[i] : r;
+		return r;
+	}
+	memcpy(copy, v, n * sizeof(*copy));
+	r = um_percentile(copy, n, q);
+	free(copy);
+	return r;
+}
+
+/*
+ * Mark the warm-up units: in each process with two or more units, its leading units (at most
+ * the first half) slower than the threshold, which comes from the later halves of every such
+ * process. Returns the threshold, or 0 when no process ran two units (nothing can be told).
+ */
+static double mark_warmup(const struct project_input *in, const struct placed_unit *u,
+			  bool *warmup, struct time_model *tm)
+{
+	double *later = malloc(in->n * sizeof(*later)), threshold, later_max = 0;
+	size_t n_later = 0, start, end, j;
+
+	if (!later)
+		return 0;
+	for (start = 0; start < in->n; start = end) {
+		for (end = start; end < in->n && u[end].process == u[start].process; end++)
+			;
+		if (u[start].process < 0 || end - start < 2)
+			continue;
+		tm->tested_processes++;
+		for (j = start + (end - start + 1) / 2; j < end; j++) {
+			later[n_later++] = in->cycle_s[u[j].index];
+			if (in->cycle_s[u[j].index] > later_max)
+				later_max = in->cycle_s[u[j].index];
+		}
+	}
+	if (!n_later) {
+		free(later);
+		return 0;
+	}
+	threshold = UM_WARMUP_FACTOR * percentile_copy(later, n_later, 50);
+	if (later_max > threshold)
+		threshold = later_max;
+	free(later);
+	for (start = 0; start < in->n; start = end) {
+		bool warmed = false;
+
+		for (end = start; end < in->n && u[end].process == u[start].process; end++)
+			;
+		if (u[start].process < 0 || end - start < 2)
+			continue;
+		for (j = start; j < start + (end - start) / 2; j++) {
+			if (in->cycle_s[u[j].index] <= threshold)
+				break;
+			warmup[u[j].index] = true;
+			tm->warmup_units++;
+			warmed = true;
+		}
+		tm->warmup_processes += warmed;
+	}
+	return threshold;
+}
+
+/* Mean, sample standard deviation, p90 and max of the steady units' times. */
+static void steady_statistics(const struct project_input *in, const bool *warmup,
+			      struct time_model *tm)
+{
+	double *steady = malloc(in->n * sizeof(*steady)), sum = 0, squares = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->n; i++)
+		if (!warmup[i]) {
+			if (steady)
+				steady[n] = in->cycle_s[i];
+			sum += in->cycle_s[i];
+			n++;
+		}
+	tm->steady_n = n;
+	tm->unit_mean_s = sum / (double)n;
+	for (size_t i = 0; i < in->n; i++)
+		if (!warmup[i]) {
+			double d = in->cycle_s[i] - tm->unit_mean_s;
+
+			squares += d * d;
+			if (in->cycle_s[i] > tm->unit_max_s)
+				tm->unit_max_s = in->cycle_s[i];
+		}
+	tm->unit_sd_s = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
+	tm->unit_p90_s = steady ? percentile_copy(steady, n, 90) : tm->unit_max_s;
+	free(steady);
+}
+
+/* Each warmed process's excess over a steady unit: the largest, and all of them per unit. */
+static void warmup_excess(const struct project_input *in, const struct placed_unit *u,
+			  const bool *warmup, struct time_model *tm)
+{
+	double total = 0;
+	size_t start, end;
+
+	for (start = 0; start < in->n; start = end) {
+		double excess = 0;
+
+		for (end = start; end < in->n && u[end].process == u[start].process; end++)
+			if (warmup[u[end].index])
+				excess += in->cycle_s[u[end].index] - tm->unit_mean_s;
+		if (excess > tm->warmup_max_s)
+			tm->warmup_max_s = excess;
+		total += excess;
+	}
+	tm->warmup_per_unit_s = total / (double)in->n;
+}
+
+int um_time_model(const struct project_input *in, const struct project_options *opt,
+		  struct time_model *tm)
+{
+	struct placed_unit *u = calloc(in->n, sizeof(*u));
+	bool *warmup = calloc(in->n, sizeof(*warmup));
+
+	memset(tm, 0, sizeof(*tm));
+	if (!u || !warmup) {
+		free(u);
+		free(warmup);
+		return -1;
+	}
+	tm->fixed_s = in->fixed_s > 0 ? in->fixed_s : 0;
+	tm->bound = opt->time_max;
+	tm->z = Z_P90;
+	tm->workers_given = opt->workers > 0;
+	tm->workers = opt->workers > 0 ? opt->workers
+		      : in->workers_calibrated > 0 ? in->workers_calibrated : 1;
+	/* a process replaced by another (workers recycled, a process per batch) warms up again */
+	tm->workers_replaced = in->workers_calibrated > 0 &&
+			       (long long)in->n_processes > in->workers_calibrated;
+	if (in->process && in->rank) {
+		for (size_t i = 0; i < in->n; i++)
+			u[i] = (struct placed_unit){ in->process[i], in->rank[i], i };
+		qsort(u, in->n, sizeof(*u), by_process_then_rank);
+		tm->warmup_threshold_s = mark_warmup(in, u, warmup, tm);
+	}
+	steady_statistics(in, warmup, tm);
+	if (tm->warmup_units)
+		warmup_excess(in, u, warmup, tm);
+	free(u);
+	free(warmup);
+	return 0;
+}
+
+void um_task_time(const struct time_model *tm, long long units, struct task_time *tt)
+{
+	double n = (double)units;
+
+	memset(tt, 0, sizeof(*tt));
+	tt->workers = tm->workers < units ? tm->workers : units;
+	if (tt->workers < 1)
+		tt->workers = 1;
+	tt->units_sum_s = tm->bound ? n * tm->unit_max_s
+				    : n * tm->unit_mean_s + tm->z * tm->unit_sd_s * sqrt(n);
+	tt->spread_s = tt->units_sum_s / (double)tt->workers;
+	/* workers warm up side by side: once a task; replaced ones as often as they were */
+	tt->warmup_s = tm->workers_replaced ? n * tm->warmup_per_unit_s / (double)tt->workers
+					    : tm->warmup_max_s;
+	tt->tail_s = (double)(tt->workers - 1) / (double)tt->workers *
+		     (tm->bound ? tm->unit_max_s : tm->unit_p90_s);
+	tt->total_s = tm->fixed_s + tt->warmup_s + tt->spread_s + tt->tail_s;
+}

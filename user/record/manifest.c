@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "common/fileio.h"
+#include "record/manifest.h"
+#include "common/version.h"
+#include "record/run_record_internal.h"
+#include "files/summary.h"
+#include "record/unit_record.h"
+
+#define UM_SCHEMA "unitmeter.run/1"
+
+/* wait(2) status -> {"exit_status": n|null, "exit_signal": n|null} members of obj */
+static void set_exit_fields(json_t *obj, bool known, int status)
+{
+	json_object_set_new(obj, "exit_status",
+			    known && WIFEXITED(status) ? json_integer(WEXITSTATUS(status)) : json_null());
+	json_object_set_new(obj, "exit_signal",
+			    known && WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null());
+}
+
+static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
+{
+	json_t *o = json_pack("{s:i, s:i, s:s, s:I, s:f, s:I, s:I, s:I, s:i}",
+			      "pid", (int)p->pid, "ppid", (int)p->ppid, "comm", p->comm,
+			      "start_ns", (json_int_t)(p->start_ns > r->t0_ns ? p->start_ns - r->t0_ns : 0),
+			      "cpu_s", um_round(um_seconds(p->cpu_ns), 6),
+			      "peak_rss_bytes", (json_int_t)p->peak_rss_bytes,
+			      "page_alloc_bytes", (json_int_t)p->page_alloc_bytes,
+			      "output_bytes", (json_int_t)p->output_bytes,
+			      "threads", (int)p->threads);
+
+	/* which worker did what: its units, their CPU and their highest peak */
+	{
+		json_int_t n = 0, peak = 0;
+		double cpu = 0;
+
+		for (size_t i = 0; i < r->n_units; i++) {
+			const struct um_unit_record *u = &r->units[i];
+
+			if ((pid_t)u->pid != p->pid)
+				continue;
+			n++;
+			cpu += um_seconds(u->cpu_ns);
+			if ((json_int_t)u->peak_rss_bytes > peak)
+				peak = (json_int_t)u->peak_rss_bytes;
+		}
+		json_object_set_new(o, "units", json_integer(n));
+		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
+		json_object_set_new(o, "units_peak_rss_bytes", n ? json_integer(peak) : json_null());
+	}
+	/*
+	 * A process whose exit record was lost (lost_events) is neither finished nor in the maps at
+	 * the end: its figures went with the record, so they are null, not zeros. The root's end is
+	 * still known, from wait(2).
+	 */
+	if (!p->finished && !p->alive_at_end) {
+		static const char *const figures[] = { "cpu_s", "peak_rss_bytes", "page_alloc_bytes",
+						       "output_bytes", "threads" };
+		bool waited = p->is_root && r->have_exit;
+
+		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+			json_object_set_new(o, figures[k], json_null());
+		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
+		json_object_set_new(o, "end_ns", json_null());
+		set_exit_fields(o, waited, r->wait_status);
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
+	json_object_set_new(o, "end_ns", p->finished ? json_integer((json_int_t)(p->end_ns > r->t0_ns ?
+				p->end_ns - r->t0_ns : 0)) : json_null());
+	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
+	set_exit_fields(o, p->finished, p->exit_code);
+	return o;
+}
+
+/*
+ * The run's memory charge (run_record__peak_charge), or null with the reason when there is no
+ * cgroup, or none of the group's processes was seen in it.
+ */
+static void charge_json(const struct run_record *r, json_t *run)
+{
+	const struct memcg *m = &r->memcg;
+	const char *note = NULL;
+	uint64_t peak;
+
+	if (run_record__peak_charge(r, &peak)) {
+		json_object_set_new(run, "peak_charge_bytes", json_integer((json_int_t)peak));
+		if (!m->made_for_run)
+			note = "the target's own memory cgroup: it may hold processes other than the "
+			       "traced ones, whose pages are charged too";
+	} else {
+		json_object_set_new(run, "peak_charge_bytes", json_null());
+		note = m->id ? "no traced process was seen in the memory cgroup" : m->reason;
+	}
+	json_object_set_new(run, "charge",
+			    json_pack("{s:s?, s:o, s:b, s:s?}", "cgroup", m->id ? m->name : NULL,
+				      "cgroup_version", m->id ? json_integer(m->version) : json_null(),
+				      "made_for_run", m->made_for_run, "note", note));
+}
+
+/* When the command was released, as ISO 8601 UTC to the millisecond; null when not known. */
+static json_t *started_at(const struct run_record *r)
+{
+	char text[64];
+	struct tm tm;
+
+	if (!r->t0_realtime.tv_sec || !gmtime_r(&r->t0_realtime.tv_sec, &tm))
+		return json_null();
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), ".%03ldZ",
+		 r->t0_realtime.tv_nsec / 1000000);
+	return json_string(text);
+}
+
+static json_t *run_json(const struct run_record *r)
+{
+	const struct proc_row *root = NULL;
+	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
+	json_t *run, *table = json_array();
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct proc_row *p = &r->procs[i];
+
+		if (p->is_root)
+			root = p;
+		cpu += p->cpu_ns;
+		alloc += p->page_alloc_bytes;
+		out += p->output_bytes;
+		if (p->finished && p->end_ns > end)
+			end = p->end_ns;
+		json_array_append_new(table, proc_json(r, p));
+	}
+	/* wall time of the command, as time(1) gives it: release to the root's end */
+	if (root && root->finished)
+		end = root->end_ns;
+	else if (root)
+		end = r->stop_ns;
+	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
+			"wall_s", um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
+			"cpu_s", um_round(um_seconds(cpu), 6),
+			"peak_rss_bytes", (json_int_t)r->counters.group_peak_rss_bytes,
+			"page_alloc_bytes", (json_int_t)alloc,
+			"output_bytes", (json_int_t)out,
+			"processes", (int)r->n_procs,
+			"lost_events", (json_int_t)r->counters.lost_records,
+			"map_full_events", (json_int_t)r->counters.map_full,
+			"scope_overflows", (json_int_t)r->counters.scope_overflows);
+	set_exit_fields(run, r->have_exit, r->wait_status);
+	json_object_set_new(run, "thread_collisions", json_integer((json_int_t)r->counters.thread_collisions));
+	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)r->counters.orphan_slices));
+	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)r->counters.switch_in_misses));
+	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
+	 * updates ran unlocked, and a figure they touched may be off by one change */
+	json_object_set_new(run, "tracing",
+			    json_pack("{s:s, s:b, s:I}", "build",
+				      r->counters.build ? r->counters.build : "none",
+				      "thread_rss_caches", r->counters.thread_rss_caches,
+				      "lock_timeouts", (json_int_t)r->counters.lock_timeouts));
+	charge_json(r, run);
+	json_object_set_new(run, "started_at", started_at(r));
+	json_object_set_new(run, "memory_timeline", r->timeline ?
+			    memory_timeline__json(r->timeline, r->t0_ns, r->stop_ns) : json_null());
+	json_object_set_new(run, "per_process", table);
+	return run;
+}
+
+json_t *run_record__manifest(struct run_record *r)
+{
+	json_t *m = json_object(), *cmd = json_array(), *specs = json_array();
+
+	for (char *const *a = r->cfg->command; a && *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	for (size_t i = 0; i < r->cfg->n_specs; i++) {
+		const struct unit_spec *sp = &r->cfg->specs[i];
+
+		json_array_append_new(specs, sp->python ?
+			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
+				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
+			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
+				  "kind", "native", "path", sp->path, "symbol", sp->symbol));
+	}
+	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
+	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));
+	json_object_set_new(m, "mode", json_string(r->cfg->mode));
+	json_object_set_new(m, "command", cmd);
+	json_object_set_new(m, "unit_specs", specs);
+	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
+	/* "units" is written after the rest, one unit at a time (run_record__write_manifest) */
+	if (!r->summary)
+		r->summary = um_summarise_records(r->units, r->n_units);
+	json_object_set(m, "summary", r->summary ? r->summary : json_null());
+	json_object_set_new(m, "run", run_json(r));
+	return m;
+}
+
+/*
+ * The manifest as one JSON object, its "units" array last and written unit by unit, so a run of
+ * a million short units never holds a million JSON trees.
+ */
+static int write_manifest_body(const struct run_record *r, json_t *m, FILE *f)
+{
+	/* jansson prints %.17g by default; 15 digits keep 0.1 as 0.1 and lose nothing we measure */
+	char *head = json_dumps(m, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+	size_t len = head ? strlen(head) : 0;
+	int rc = 0;
+
+	/* reopen the object: drop its closing brace */
+	if (len < 2 || head[len - 1] != '}') {
+		free(head);
+		return -1;
+	}
+	while (len > 1 && (head[len - 2] == '\n' || head[len - 2] == ' '))
+		len--;
+	if (fwrite(head, 1, len - 1, f) != len - 1 || fputs(",\n  \"units\": [", f) == EOF)
+		rc = -1;
+	free(head);
+	for (size_t i = 0; !rc && i < r->n_units; i++) {
+		char line[UNIT_LINE_MAX];
+
+		run_record__unit_line(r, &r->units[i], i, line, sizeof(line));
+		if (fputs(i ? ",\n    " : "\n    ", f) == EOF || fputs(line, f) == EOF)
+			rc = -1;
+	}
+	if (!rc && fputs(r->n_units ? "\n  ]\n}\n" : "]\n}\n", f) == EOF)
+		rc = -1;
+	return rc;
+}
+
+int run_record__write_manifest(struct run_record *r, const char *path)
+{
+	struct um_atomic_file af;
+	json_t *m = run_record__manifest(r);
+	int err = 0;
+	FILE *f;
+	char *manifest_buf;
+
+	/* written beside the target and renamed: a reader never sees half a manifest */
+	if (um_atomic_open(&af, path, 0644, r->cfg->owner_uid, r->cfg->owner_gid)) {
+		err = -errno;
+		goto out;
+	}
+	/* 0644 whatever the umask, as the manifest has always been written */
+	fchmod(af.fd, 0644);
+	f = fdopen(af.fd, "w");
+	if (!f) {
+		err = -errno;
+		close(af.fd);
+		um_atomic_abort(&af);
+		goto out;
+	}
+	/* a storm's manifest holds hundreds of MB of units: large writes, not 4 KiB ones */
+	manifest_buf = malloc(1 << 20);
+	if (manifest_buf)
+		setvbuf(f, manifest_buf, _IOFBF, 1 << 20);
+	if (write_manifest_body(r, m, f))
+		err = -(errno ? errno : EIO);
+	if (fclose(f) && !err)
+		err = -errno;
+	free(manifest_buf);
+	if (err)
+		um_atomic_abort(&af);
+	else if (um_atomic_commit(&af))
+		err = -errno;
+out:
+	json_decref(m);
+	return err;
+}
+

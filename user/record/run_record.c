@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/log.h"
+#include "record/run_record_internal.h"
+#include "record/unit_record.h"
+
+struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen)
+{
+	struct run_record *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->cfg = cfg;
+	r->progress.quiet = cfg->quiet;
+	for (size_t i = 0; i < cfg->n_specs && i < UM_MAX_SPECS; i++) {
+		json_t *text = json_string(cfg->specs[i].text);
+
+		r->spec_json[i] = text ? json_dumps(text, JSON_ENCODE_ANY) : NULL;
+		json_decref(text);
+		if (!r->spec_json[i]) {
+			snprintf(err, errlen, "out of memory");
+			run_record__free(r);
+			return NULL;
+		}
+	}
+	if (cfg->units_jsonl) {
+		r->stream = units_stream__open(cfg->units_jsonl, cfg->owner_uid, cfg->owner_gid, err,
+					       errlen);
+		if (!r->stream) {
+			run_record__free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+void run_record__set_origin(struct run_record *r, uint64_t t0_ns)
+{
+	struct timespec mono, real;
+
+	r->t0_ns = t0_ns;
+	/* the wall clock of the same instant, for a person reading when the run was */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	{
+		int64_t since = (int64_t)mono.tv_sec * 1000000000LL + mono.tv_nsec - (int64_t)t0_ns;
+		int64_t at = (int64_t)real.tv_sec * 1000000000LL + real.tv_nsec - since;
+
+		r->t0_realtime.tv_sec = at / 1000000000LL;
+		r->t0_realtime.tv_nsec = at % 1000000000LL;
+	}
+}
+
+void run_record__set_timeline(struct run_record *r, const struct memory_timeline *t)
+{
+	r->timeline = t;
+}
+
+void run_record__set_stop(struct run_record *r, uint64_t stop_ns)
+{
+	r->stop_ns = stop_ns;
+}
+
+static struct proc_row *proc_find(const struct run_record *r, pid_t pid)
+{
+	/* newest first: a recycled pid belongs to the latest process */
+	for (size_t i = r->n_procs; i-- > 0;)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+static struct proc_row *proc_add(struct run_record *r, pid_t pid, pid_t ppid)
+{
+	struct proc_row *row;
+
+	if (r->n_procs == r->cap_procs) {
+		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
+		struct proc_row *bigger = realloc(r->procs, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		r->procs = bigger;
+		r->cap_procs = cap;
+	}
+	row = &r->procs[r->n_procs++];
+	memset(row, 0, sizeof(*row));
+	row->pid = pid;
+	row->ppid = ppid;
+	return row;
+}
+
+void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const char *comm)
+{
+	struct proc_row *row = proc_add(r, pid, ppid);
+
+	if (!row)
+		return;
+	row->is_root = true;
+	row->start_ns = r->t0_ns;
+	snprintf(row->comm, sizeof(row->comm), "%s", comm);
+}
+
+const char *run_record__unit_spec(const struct run_record *r, const struct um_unit_record *u)
+{
+	return u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
+}
+
+size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
+			     size_t index, char *buf, size_t len)
+{
+	return um_unit_json(u, index, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null",
+			    r->t0_ns, buf, len);
+}
+
+static void on_unit(struct run_record *r, const struct um_unit_record *u)
+{
+	char line[UNIT_LINE_MAX];
+	size_t n;
+
+	if (r->n_units == r->cap_units) {
+		size_t cap = r->cap_units ? r->cap_units * 2 : 256;
+		struct um_unit_record *bigger = realloc(r->units, cap * sizeof(*bigger));
+
+		if (!bigger) {
+			um_err("out of memory keeping unit %zu", r->n_units);
+			return;
+		}
+		r->units = bigger;
+		r->cap_units = cap;
+	}
+	n = run_record__unit_line(r, u, r->n_units, line, sizeof(line) - 1);
+	line[n++] = '\n';
+	units_stream__append(r->stream, line, n);
+	progress__unit(&r->progress, r->n_units, u, run_record__unit_spec(r, u));
+	r->units[r->n_units++] = *u;
+}
+
+int run_record__on_record(void *ctx, void *data, size_t size)
+{
+	struct run_record *r = ctx;
+	__u32 type;
+	struct proc_row *row;
+
+	if (size < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	switch (type) {
+	case UM_REC_PROC_START: {
+		const struct um_proc_start *s = data;
+
+		row = proc_add(r, s->pid, s->ppid);
+		if (row) {
+			row->start_ns = s->ts_ns;
+			memcpy(row->comm, s->comm, sizeof(row->comm));
+			row->comm[UM_COMM_LEN - 1] = '\0';
+		}
+		break;
+	}
+	case UM_REC_PROC_EXEC: {
+		const struct um_proc_exec *e = data;
+
+		row = proc_find(r, e->pid);
+		if (row) {
+			memcpy(row->comm, e->comm, sizeof(row->comm));
+			row->comm[UM_COMM_LEN - 1] = '\0';
+		}
+		break;
+	}
+	case UM_REC_PROC_EXIT: {
+		const struct um_proc_exit *x = data;
+
+		row = proc_find(r, x->pid);
+		if (!row)
+			row = proc_add(r, x->pid, 0);
+		if (row) {
+			row->finished = true;
+			row->end_ns = x->ts_ns;
+			row->cpu_ns = x->cpu_ns;
+			row->peak_rss_bytes = x->peak_rss_bytes;
+			row->page_alloc_bytes = x->page_alloc_bytes;
+			row->output_bytes = x->output_bytes;
+			row->exit_code = x->exit_code;
+			row->threads = x->threads;
+		}
+		break;
+	}
+	case UM_REC_UNIT:
+		if (size >= sizeof(struct um_unit_record))
+			on_unit(r, data);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+bool run_record__proc_finished(const struct run_record *r, pid_t pid)
+{
+	const struct proc_row *row = proc_find(r, pid);
+
+	return row && row->finished;
+}
+
+void run_record__add_live(void *ctx, const struct tracer_live_proc *p)
+{
+	struct run_record *r = ctx;
+	struct proc_row *row = proc_find(r, p->pid);
+
+	if (!row)
+		row = proc_add(r, p->pid, p->ppid);
+	if (!row || row->finished)
+		return;
+	row->alive_at_end = true;
+	row->cpu_ns = p->cpu_ns;
+	row->peak_rss_bytes = p->peak_rss_bytes;
+	row->page_alloc_bytes = p->page_alloc_bytes;
+	row->output_bytes = p->output_bytes;
+	row->threads = p->threads;
+}
+
+void run_record__set_exit(struct run_record *r, int wait_status)
+{
+	r->have_exit = true;
+	r->wait_status = wait_status;
+}
+
+void run_record__set_hardware(struct run_record *r, json_t *hw)
+{
+	json_decref(r->hardware);
+	r->hardware = hw;
+}
+
+json_t *run_record__hardware(struct run_record *r)
+{
+	return r->hardware;
+}
+
+void run_record__set_memcg(struct run_record *r, const struct memcg *m)
+{
+	r->memcg = *m;
+}
+
+void run_record__set_counters(struct run_record *r, const struct tracer_counters *c)
+{
+	r->counters = *c;
+}
+
+int run_record__flush(struct run_record *r)
+{
+	units_stream__flush(r->stream);
+	progress__flush(&r->progress);
+	return units_stream__error(r->stream);
+}
+
+int run_record__stream_error(const struct run_record *r)
+{
+	return units_stream__error(r->stream);
+}
+
+bool run_record__peak_charge(const struct run_record *r, uint64_t *peak)
+{
+	const struct tracer_counters *c = &r->counters;
+	const struct memcg *m = &r->memcg;
+
+	if (!m->id || !c->charge_known)
+		return false;
+	*peak = c->group_peak_charge_bytes;
+	if ((m->made_for_run || c->charge_watermark_last_bytes > c->charge_watermark_start_bytes) &&
+	    c->charge_watermark_last_bytes > *peak)
+		*peak = c->charge_watermark_last_bytes;
+	return true;
+}
+
+void run_record__free(struct run_record *r)
+{
+	if (!r)
+		return;
+	units_stream__free(r->stream);
+	json_decref(r->summary);
+	free(r->units);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(r->spec_json[i]);
+	json_decref(r->hardware);
+	free(r->procs);
+	free(r);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a trace produced, as it arrives: the process table and every finished unit (a progress
+ * line, progress.h; a line of the units stream, units_stream.h, flushed at once so a killed run
+ * keeps it). At the end the record is written out as the manifest (manifest.h) and the human
+ * tables (tables.h).
+ */
+#ifndef UM_RUN_RECORD_H
+#define UM_RUN_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "trace/spec.h"
+#include "trace/tracer.h"
+
+struct run_record;
+
+struct run_record_config {
+	const char *mode; /* "run" or "attach" */
+	char *const *command;
+	const struct unit_spec *specs;
+	size_t n_specs;
+	const char *units_jsonl; /* NULL: no stream */
+	bool quiet;              /* no per-unit progress line */
+	uid_t owner_uid;         /* files are handed to this user (the sudo caller) */
+	gid_t owner_gid;
+};
+
+struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen);
+/* The clock origin of start_ns and wall figures: when the command was released (CLOCK_MONOTONIC). */
+void run_record__set_origin(struct run_record *r, uint64_t t0_ns);
+/* The run's memory timeline (tracer__timeline), borrowed until the manifest is written. */
+void run_record__set_timeline(struct run_record *r, const struct memory_timeline *t);
+/* When tracing stopped: the end of the wall time of a root that is still running (attach). */
+void run_record__set_stop(struct run_record *r, uint64_t stop_ns);
+void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const char *comm);
+/* tracer_record_fn: one ring-buffer record. */
+int run_record__on_record(void *ctx, void *data, size_t size);
+bool run_record__proc_finished(const struct run_record *r, pid_t pid);
+/* Processes tracing stopped before they ended. */
+void run_record__add_live(void *ctx, const struct tracer_live_proc *p);
+/* The command's wait status, when unitmeter reaped it. */
+void run_record__set_exit(struct run_record *r, int wait_status);
+void run_record__set_hardware(struct run_record *r, json_t *hw);
+/* The hardware record, to complete with what the target reports of itself (borrowed). */
+json_t *run_record__hardware(struct run_record *r);
+struct memcg;
+/* The memory cgroup whose charge was read (copied). */
+void run_record__set_memcg(struct run_record *r, const struct memcg *m);
+void run_record__set_counters(struct run_record *r, const struct tracer_counters *c);
+/*
+ * Push the units stream to the file: after each batch of records, so a kill loses nothing; and
+ * count the progress lines the batch did not show. Returns run_record__stream_error.
+ */
+int run_record__flush(struct run_record *r);
+/* Any JSONL write error so far (0 or a negative errno). */
+int run_record__stream_error(const struct run_record *r);
+void run_record__free(struct run_record *r);
+
+#endif

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "common/fileio.h"
+#include "trace/kernel.h"
+
+/* CapEff bits from /proc/self/status: CAP_PERFMON is 38, CAP_BPF 39. */
+static bool has_bpf_caps(void)
+{
+	char *status = um_read_text("/proc/self/status");
+	const char *line = status ? strstr(status, "CapEff:") : NULL;
+	unsigned long long caps = 0;
+
+	if (line)
+		caps = strtoull(line + 7, NULL, 16);
+	free(status);
+	return (caps & (1ULL << 38)) && (caps & (1ULL << 39));
+}
+
+/*
+ * The kind of a struct member's type (typedefs and qualifiers skipped), looking inside anonymous
+ * structs and unions as C does (mm_struct keeps its fields in one); -1 when absent.
+ */
+static int member_kind_in(const struct btf *btf, const struct btf_type *t, const char *member_name,
+			  int depth)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+
+		if (!mt)
+			continue;
+		if (name && *name && strcmp(name, member_name) == 0)
+			return btf_kind(mt);
+		if ((!name || !*name) && (btf_is_struct(mt) || btf_is_union(mt)) && depth < 4) {
+			int kind = member_kind_in(btf, mt, member_name, depth + 1);
+
+			if (kind >= 0)
+				return kind;
+		}
+	}
+	return -1;
+}
+
+static int member_kind(const struct btf *btf, const char *type_name, const char *member_name)
+{
+	int id = btf__find_by_name_kind(btf, type_name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	return t ? member_kind_in(btf, t, member_name, 0) : -1;
+}
+
+/* The lockdown mode in force, from "none [integrity] confidentiality". */
+static void read_lockdown(char *mode, size_t size)
+{
+	char *text = um_read_text("/sys/kernel/security/lockdown");
+	char *open = text ? strchr(text, '[') : NULL, *close = open ? strchr(open, ']') : NULL;
+
+	snprintf(mode, size, "none");
+	if (open && close && (size_t)(close - open - 1) < size)
+		snprintf(mode, size, "%.*s", (int)(close - open - 1), open + 1);
+	free(text);
+}
+
+/*
+ * Whether the verifier takes an atomic fetch-add (BPF_ATOMIC with BPF_FETCH, 5.12): a socket
+ * filter that adds to a stack slot and returns 0. Older kernels refuse the instruction's form.
+ */
+static bool probe_fetch_atomics(void)
+{
+	const struct bpf_insn insns[] = {
+		/* *(u64 *)(r10 - 8) = 0 */
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0 },
+		/* r1 = 1 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		/* r1 = atomic_fetch_add((u64 *)(r10 - 8), r1) */
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
+		  .off = -8, .imm = BPF_ADD | BPF_FETCH },
+		/* r0 = 0; exit */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static bool has_helper(enum bpf_func_id helper)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, helper, NULL) == 1;
+}
+
+void kernel_choose_build(struct kernel_features *k)
+{
+	static const char *const tested = "unitmeter is tested on Linux 5.10, 6.1, 6.12 and 6.18";
+	char *why = k->refusal;
+	size_t size = sizeof(k->refusal);
+
+	k->build = KERNEL_BUILD_NONE;
+	if (!k->root)
+		snprintf(why, size, "tracing needs root, or CAP_BPF and CAP_PERFMON: run it as root "
+			 "or with sudo");
+	else if (!k->btf)
+		snprintf(why, size, "kernel %s has no BTF (/sys/kernel/btf/vmlinux is missing): "
+			 "unitmeter needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian's, "
+			 "Ubuntu's and RHEL's are from 5.10 / 5.15 / 5.14 on", k->release);
+	else if (!k->tracefs)
+		snprintf(why, size, "tracefs is not mounted at /sys/kernel/tracing (kmem:rss_stat is "
+			 "read from it): mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
+	else if (strcmp(k->lockdown, "confidentiality") == 0)
+		snprintf(why, size, "kernel lockdown is in confidentiality mode, which forbids BPF "
+			 "programs to read kernel memory: boot with lockdown=integrity or none (or "
+			 "without Secure Boot's lockdown) to trace here");
+	else if (!k->ringbuf)
+		snprintf(why, size, "kernel %s has no BPF ring buffer (Linux 5.8 added it): "
+			 "unitmeter needs 5.10 or later; %s", k->release, tested);
+	else if (k->per_cpu_mm_counters && k->fetch_atomics && k->task_storage &&
+		 k->current_task_btf && k->attach_cookie && k->percpu_lookup && k->kfunc_rdonly_cast)
+		k->build = KERNEL_BUILD_PER_CPU;
+	else if (k->per_cpu_mm_counters)
+		snprintf(why, size, "kernel %s keeps per-CPU mm counters but lacks %s, which reading "
+			 "them needs; %s", k->release,
+			 !k->kfunc_rdonly_cast ? "the kfunc bpf_rdonly_cast" :
+			 !k->percpu_lookup ? "bpf_map_lookup_percpu_elem" :
+			 !k->fetch_atomics ? "BPF atomic fetch operations" :
+			 !k->task_storage ? "task storage maps" :
+			 !k->attach_cookie ? "BPF attach cookies" : "bpf_get_current_task_btf",
+			 tested);
+	else if (k->thread_rss_caches && !k->fault_hook)
+		snprintf(why, size, "kernel %s caches RSS changes in each thread, and handle_mm_fault "
+			 "is not in its BTF to be hooked where they change; %s", k->release, tested);
+	else
+		k->build = KERNEL_BUILD_BASELINE;
+}
+
+/* Read once per process: the precheck and the tracer both ask, and the probes load programs. */
+/*
+ * UNITMETER_BUILD=per-cpu|baseline loads that build whatever the kernel offers: for testing that
+ * the matrix catches the wrong one (make vmtest), never needed to trace.
+ */
+static void force_build(struct kernel_features *k)
+{
+	const char *forced = getenv("UNITMETER_BUILD");
+
+	if (!forced || k->build == KERNEL_BUILD_NONE)
+		return;
+	if (strcmp(forced, "per-cpu") == 0)
+		k->build = KERNEL_BUILD_PER_CPU;
+	else if (strcmp(forced, "baseline") == 0)
+		k->build = KERNEL_BUILD_BASELINE;
+}
+
+/*
+ * What the probes and the BTF said, kept until the next boot: they cannot change while the
+ * kernel runs, and reading them again (the kernel's BTF is parsed, ~10 ms, and libbpf parses it
+ * again to load) is most of a traced command's set-up. Keyed by the boot id and the release;
+ * written by root only, in a directory only root may enter. UNITMETER_FEATURE_CACHE names
+ * another file (the tests), "" none.
+ */
+#define FEATURE_CACHE_DIR "/run/unitmeter"
+#define FEATURE_CACHE FEATURE_CACHE_DIR "/kernel-features"
+
+static const char *cache_path(void)
+{
+	const char *path = getenv("UNITMETER_FEATURE_CACHE");
+
+	return path ? (*path ? path : NULL) : FEATURE_CACHE;
+}
+
+static bool boot_id(char *id, size_t len)
+{
+	char *text = um_read_text("/proc/sys/kernel/random/boot_id");
+
+	if (!text)
+		return false;
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(id, len, "%s", text);
+	free(text);
+	return *id != '\0';
+}
+
+/* The probed features, in one line, in a fixed order. */
+static void cache_line(const struct kernel_features *k, const char *boot, char *line, size_t len)
+{
+	snprintf(line, len, "unitmeter-kernel-features 1 %s %s %d%d%d%d%d%d%d%d%d%d\n", boot,
+		 k->release, k->ringbuf, k->task_storage, k->fetch_atomics, k->current_task_btf,
+		 k->attach_cookie, k->percpu_lookup, k->per_cpu_mm_counters, k->thread_rss_caches,
+		 k->kfunc_rdonly_cast, k->fault_hook);
+}
+
+static bool fresh_read;
+
+void kernel_features_fresh(void)
+{
+	fresh_read = true;
+}
+
+static bool cache_read(struct kernel_features *k)
+{
+	char boot[64], want_head[256], *text;
+	const char *path = cache_path();
+	struct stat st;
+	size_t head_len;
+	const char *bits;
+	bool ok = false;
+
+	if (fresh_read || !path || !boot_id(boot, sizeof(boot)) || stat(path, &st) || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		return false;
+	text = um_read_text(path);
+	if (!text)
+		return false;
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 1 %s %s ", boot,
+		 k->release);
+	head_len = strlen(want_head);
+	bits = text + head_len;
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 10) {
+		bool *fields[] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
+				   &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
+				   &k->per_cpu_mm_counters, &k->thread_rss_caches,
+				   &k->kfunc_rdonly_cast, &k->fault_hook };
+
+		for (size_t i = 0; i < 10; i++)
+			*fields[i] = bits[i] == '1';
+		ok = true;
+	}
+	free(text);
+	return ok;
+}
+
+static void cache_write(const struct kernel_features *k)
+{
+	char boot[64], line[256];
+	const char *path = cache_path();
+	struct um_atomic_file af;
+
+	if (!path || !boot_id(boot, sizeof(boot)))
+		return;
+	if (!strcmp(path, FEATURE_CACHE) && mkdir(FEATURE_CACHE_DIR, 0700) && errno != EEXIST)
+		return;
+	if (um_atomic_open(&af, path, 0644, 0, 0))
+		return;
+	cache_line(k, boot, line, sizeof(line));
+	if (write(af.fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		close(af.fd);
+		um_atomic_abort(&af);
+		return;
+	}
+	if (close(af.fd))
+		um_atomic_abort(&af);
+	else
+		um_atomic_commit(&af);
+}
+
+void kernel_features_read(struct kernel_features *k)
+{
+	static struct kernel_features once;
+	static bool read;
+	struct btf *btf;
+	struct utsname u;
+
+	if (read) {
+		*k = once;
+		return;
+	}
+	memset(k, 0, sizeof(*k));
+	if (uname(&u) == 0)
+		snprintf(k->release, sizeof(k->release), "%s", u.release);
+	k->root = geteuid() == 0 || has_bpf_caps();
+	k->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	k->tracefs = access("/sys/kernel/tracing/events/kmem/rss_stat", F_OK) == 0;
+	read_lockdown(k->lockdown, sizeof(k->lockdown));
+	if (k->root && cache_read(k))
+		goto probed;
+	if (k->root) {
+		k->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+		k->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+		k->fetch_atomics = probe_fetch_atomics();
+		k->current_task_btf = has_helper(BPF_FUNC_get_current_task_btf);
+		k->attach_cookie = has_helper(BPF_FUNC_get_attach_cookie);
+		k->percpu_lookup = has_helper(BPF_FUNC_map_lookup_percpu_elem);
+	}
+	btf = k->btf ? btf__load_vmlinux_btf() : NULL;
+	if (btf) {
+		k->per_cpu_mm_counters = member_kind(btf, "mm_struct", "rss_stat") == BTF_KIND_ARRAY;
+		k->thread_rss_caches = member_kind(btf, "task_struct", "rss_stat") == BTF_KIND_STRUCT;
+		k->kfunc_rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+		k->fault_hook = btf__find_by_name_kind(btf, "handle_mm_fault", BTF_KIND_FUNC) > 0;
+		btf__free(btf);
+		if (k->root)
+			cache_write(k);
+	}
+probed:
+	kernel_choose_build(k);
+	force_build(k);
+	once = *k;
+	read = true;
+}
+
+const char *kernel_build_name(enum kernel_build build)
+{
+	switch (build) {
+	case KERNEL_BUILD_PER_CPU:
+		return "per-cpu";
+	case KERNEL_BUILD_BASELINE:
+		return "baseline";
+	default:
+		return "none";
+	}
+}
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+void kernel_features_print(FILE *out, const struct kernel_features *k)
+{
+	fprintf(out, "kernel %s\n", k->release);
+	fprintf(out, "  %-44s %s\n", "root (or CAP_BPF + CAP_PERFMON)", yes_no(k->root));
+	fprintf(out, "  %-44s %s\n", "BTF (/sys/kernel/btf/vmlinux)", yes_no(k->btf));
+	fprintf(out, "  %-44s %s\n", "tracefs (/sys/kernel/tracing)", yes_no(k->tracefs));
+	fprintf(out, "  %-44s %s\n", "lockdown", k->lockdown);
+	fprintf(out, "  %-44s %s\n", "BPF ring buffer", yes_no(k->ringbuf));
+	fprintf(out, "  %-44s %s\n", "mm counters per CPU (mm->rss_stat)", yes_no(k->per_cpu_mm_counters));
+	fprintf(out, "  %-44s %s\n", "RSS cached in each thread (task->rss_stat)",
+		yes_no(k->thread_rss_caches));
+	fprintf(out, "  %-44s %s\n", "handle_mm_fault in BTF (fexit hook)", yes_no(k->fault_hook));
+	fprintf(out, "  %-44s %s\n", "BPF atomic fetch operations", yes_no(k->fetch_atomics));
+	fprintf(out, "  %-44s %s\n", "task storage maps", yes_no(k->task_storage));
+	fprintf(out, "  %-44s %s\n", "bpf_get_current_task_btf", yes_no(k->current_task_btf));
+	fprintf(out, "  %-44s %s\n", "attach cookies", yes_no(k->attach_cookie));
+	fprintf(out, "  %-44s %s\n", "bpf_map_lookup_percpu_elem", yes_no(k->percpu_lookup));
+	fprintf(out, "  %-44s %s\n", "kfunc bpf_rdonly_cast", yes_no(k->kfunc_rdonly_cast));
+	switch (k->build) {
+	case KERNEL_BUILD_PER_CPU:
+		fprintf(out, "programs: the per-CPU build: each mm counter is read (every CPU's share) "
+			"at each of its changes\n");
+		break;
+	case KERNEL_BUILD_BASELINE:
+		fprintf(out, "programs: the baseline build: mm counters at each change, %s; one lock "
+			"for shared counters, one entry program per unit spec\n",
+			k->thread_rss_caches ? "each thread's RSS cache at the end of every page fault "
+					       "and at switch-out" : "no thread caches");
+		break;
+	default:
+		fprintf(out, "programs: none can run here: %s\n", k->refusal);
+		break;
+	}
+}

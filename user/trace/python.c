@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "trace/launch.h"
+#include "common/log.h"
+#include "trace/python.h"
+
+#define SUPPORTED "CPython 3.6 or newer (3.12+ through sys.monitoring, older ones by wrapping the function)"
+
+/*
+ * Where the marker library and the bootstrap are, relative to unitmeter's own executable, so a
+ * relocated or DESTDIR install finds its own files: beside the binary as the build tree has them
+ * (.output/unitmeter, .output/libunitmeter_marker.so, python/unitmeter_boot), then where
+ * make install and the .deb put them (PREFIX/bin/unitmeter, PREFIX/lib/unitmeter/). They share
+ * one directory because the bootstrap is only ever loaded with that library beside it.
+ */
+static const char *const marker_places[] = {
+	"libunitmeter_marker.so",
+	"../lib/unitmeter/libunitmeter_marker.so",
+};
+static const char *const boot_places[] = {
+	"../python/unitmeter_boot",
+	"../lib/unitmeter/python/unitmeter_boot",
+};
+#define N_PLACES (sizeof(marker_places) / sizeof(marker_places[0]))
+_Static_assert(sizeof(boot_places) == sizeof(marker_places), "one boot place per marker place");
+
+/*
+ * The first readable of dir/places[i]/file into out; on none, a line naming every place tried.
+ * An override (an environment variable's value) is the only place tried when set.
+ */
+static int find_support_file(char *out, size_t outlen, const char *dir, const char *const *places,
+			     const char *file, const char *override, const char *env_name,
+			     const char *what, char *why, size_t whylen)
+{
+	char tried[2 * PATH_MAX] = "", probe[PATH_MAX + 64];
+	size_t used = 0;
+
+	if (override) {
+		snprintf(out, outlen, "%s", override);
+		snprintf(probe, sizeof(probe), "%s%s%s", override, *file ? "/" : "", file);
+		if (!access(probe, R_OK))
+			return 0;
+		snprintf(why, whylen, "python: units need %s: %s=%s, but %s is not readable (%s)",
+			 what, env_name, override, probe, strerror(errno));
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < N_PLACES; i++) {
+		snprintf(out, outlen, "%s/%s", dir, places[i]);
+		snprintf(probe, sizeof(probe), "%s%s%s", out, *file ? "/" : "", file);
+		if (!access(probe, R_OK))
+			return 0;
+		used += snprintf(tried + used, sizeof(tried) - used, "%s%s", i ? ", " : "", probe);
+		if (used >= sizeof(tried))
+			used = sizeof(tried) - 1;
+	}
+	snprintf(why, whylen, "python: units need %s, which is not in any place unitmeter looks (%s): "
+		 "build it with make, or install with make install; or name it in %s",
+		 what, tried, env_name);
+	return -ENOENT;
+}
+
+static int locate_support_files(struct python_units *pu, char *why, size_t whylen)
+{
+	char exe[PATH_MAX], *dir;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err;
+
+	if (n <= 0) {
+		snprintf(why, whylen, "cannot find unitmeter's own executable: %s", strerror(errno));
+		return -ENOENT;
+	}
+	exe[n] = '\0';
+	dir = dirname(exe);
+	err = find_support_file(pu->marker_lib, sizeof(pu->marker_lib), dir, marker_places, "",
+				getenv("UNITMETER_MARKER_LIB"), "UNITMETER_MARKER_LIB",
+				"the marker library libunitmeter_marker.so", why, whylen);
+	if (err)
+		return err;
+	return find_support_file(pu->boot_dir, sizeof(pu->boot_dir), dir, boot_places,
+				 "sitecustomize.py", getenv("UNITMETER_PYTHON_BOOT"),
+				 "UNITMETER_PYTHON_BOOT", "the bootstrap unitmeter_boot/sitecustomize.py",
+				 why, whylen);
+}
+
+static bool is_python_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "python", 6) != 0)
+		return false;
+	for (const char *p = base + 6; *p; p++)
+		if (!strchr("0123456789.", *p))
+			return false;
+	return true;
+}
+
+/* The interpreter a command runs: itself, or its #! line's; NULL when it is neither. */
+static char *command_interpreter(const char *path)
+{
+	char line[512], *interp, *arg;
+	FILE *f;
+
+	if (is_python_name(path))
+		return strdup(path);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2) != 0) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	line[strcspn(line, "\r\n")] = '\0';
+	interp = strtok(line + 2, " \t");
+	arg = strtok(NULL, " \t");
+	if (interp && !strcmp(basename(interp), "env") && arg)
+		interp = arg;
+	if (!interp || !is_python_name(interp))
+		return NULL;
+	return strchr(interp, '/') ? strdup(interp) : launch_resolve(interp);
+}
+
+/* Ask the interpreter itself: "CPython 3.11 3.11.2". */
+static int probe_interpreter(const char *interp, uid_t uid, gid_t gid, char *out, size_t outlen)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(fds[1], 1);
+		dup2(null, 2);
+		if ((gid != getgid() && setgid(gid)) || (uid != getuid() && setuid(uid)))
+			_exit(126);
+		execl(interp, interp, "-E", "-s", "-c",
+		      /* Python 2 and 3 alike, so an old interpreter is named, not misread */
+		      "import platform,sys;sys.stdout.write('%s %d.%d %s\\n'%(platform.python_implementation(),"
+		      "sys.version_info[0],sys.version_info[1],platform.python_version()))", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	/* unitmeter's signal handlers are in place (session.c): a signal is no failure here */
+	do
+		n = read(fds[0], out, outlen - 1);
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	out[n > 0 ? n : 0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -ECHILD;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && n > 0 ? 0 : -ENOEXEC;
+}
+
+static int check_interpreter(struct python_units *pu, const char *command_path,
+			     char *const argv[], uid_t uid, gid_t gid, char *why, size_t whylen)
+{
+	char *interp = command_interpreter(command_path), answer[128], impl[32], minor[16], full[32];
+	int major = 0, min = 0;
+
+	if (!interp) {
+		um_warn("%s is not a Python interpreter or script: python: units are seen in the "
+			"Python processes it starts", command_path);
+		return 0;
+	}
+	if (is_python_name(command_path)) {
+		/* flags that keep PYTHONPATH or site (and so the bootstrap) out */
+		for (int i = 1; argv[i] && argv[i][0] == '-' && strcmp(argv[i], "-c") &&
+				strcmp(argv[i], "-m");
+		     i++) {
+			if (argv[i][1] != '-' && strpbrk(argv[i] + 1, "IES")) {
+				snprintf(why, whylen, "python: units: '%s' makes Python ignore PYTHONPATH "
+					 "or site, which load unitmeter's bootstrap; drop it", argv[i]);
+				free(interp);
+				return -EINVAL;
+			}
+		}
+	}
+	if (probe_interpreter(interp, uid, gid, answer, sizeof(answer)) ||
+	    sscanf(answer, "%31s %15s %31s", impl, minor, full) != 3 ||
+	    sscanf(minor, "%d.%d", &major, &min) != 2) {
+		snprintf(why, whylen, "python: units: cannot ask %s its version; supported: %s",
+			 interp, SUPPORTED);
+		free(interp);
+		return -ENOEXEC;
+	}
+	if (strcmp(impl, "CPython") || major < 3 || (major == 3 && min < 6)) {
+		snprintf(why, whylen, "python: units: %s is %s %s; supported: %s", interp, impl, full,
+			 SUPPORTED);
+		free(interp);
+		return -ENOTSUP;
+	}
+	snprintf(pu->interpreter_version, sizeof(pu->interpreter_version), "%s", full);
+	free(interp);
+	return 0;
+}
+
+int python_units__prepare(struct python_units *pu, const struct unit_spec *specs, size_t n,
+			  const char *command_path, char *const argv[], uid_t uid, gid_t gid,
+			  char *why, size_t whylen)
+{
+	size_t len = 0, cap = 1;
+	int err;
+
+	memset(pu, 0, sizeof(*pu));
+	err = locate_support_files(pu, why, whylen);
+	if (err)
+		return err;
+	if (command_path) {
+		err = check_interpreter(pu, command_path, argv, uid, gid, why, whylen);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (specs[i].python)
+			cap += 16 + strlen(specs[i].qualname) + (specs[i].module ? strlen(specs[i].module) : 0);
+	pu->specs_env = calloc(1, cap);
+	if (!pu->specs_env)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!specs[i].python)
+			continue;
+		len += snprintf(pu->specs_env + len, cap - len, "%s%zu=%s%s%s", len ? ";" : "", i,
+				specs[i].module ? specs[i].module : "", specs[i].module ? ":" : "",
+				specs[i].qualname);
+	}
+	/* the processes write their facts as the user they run as; only they and root can read it */
+	snprintf(pu->facts_dir, sizeof(pu->facts_dir), "/tmp/unitmeter-py-XXXXXX");
+	if (!mkdtemp(pu->facts_dir)) {
+		err = -errno;
+		snprintf(why, whylen, "cannot create a directory in /tmp: %s", strerror(errno));
+		pu->facts_dir[0] = '\0';
+		return err;
+	}
+	if (geteuid() == 0 && chown(pu->facts_dir, uid, gid))
+		um_warn("cannot hand %s to uid %u: %s", pu->facts_dir, uid, strerror(errno));
+	return 0;
+}
+
+int python_units__export_env(const struct python_units *pu)
+{
+	const char *old = getenv("PYTHONPATH");
+	char *path;
+	int err = 0;
+
+	if (asprintf(&path, "%s%s%s", pu->boot_dir, old && *old ? ":" : "", old ? old : "") < 0)
+		return -ENOMEM;
+	if (setenv("PYTHONPATH", path, 1) || setenv("UNITMETER_PY_UNITS", pu->specs_env, 1) ||
+	    setenv("UNITMETER_MARKER_LIB", pu->marker_lib, 1) ||
+	    setenv("UNITMETER_PY_REPORT", pu->facts_dir, 1))
+		err = -errno;
+	free(path);
+	return err;
+}
+
+void python_units__merge_facts(const struct python_units *pu, json_t *hardware)
+{
+	json_t *blas = json_array(), *first_env = NULL;
+	const char *version = NULL;
+	json_t *all_facts = json_array();
+	struct dirent *de;
+	DIR *d = opendir(pu->facts_dir);
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+		json_t *facts, *pools, *pool;
+		size_t i;
+
+		if (!strstr(de->d_name, ".json") || strstr(de->d_name, ".tmp"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pu->facts_dir, de->d_name);
+		facts = json_load_file(path, 0, NULL);
+		if (!json_is_object(facts)) {
+			json_decref(facts);
+			continue;
+		}
+		json_array_append_new(all_facts, facts);
+		pools = json_object_get(facts, "blas");
+		json_array_foreach(pools, i, pool) {
+			json_t *seen;
+			size_t j;
+			bool dup = false;
+
+			json_array_foreach(blas, j, seen)
+				dup |= json_equal(json_object_get(seen, "path"), json_object_get(pool, "path"));
+			if (!dup)
+				json_array_append(blas, pool);
+		}
+	}
+	if (d)
+		closedir(d);
+	/* the lowest pid is the first Python process: the one the user started */
+	{
+		json_int_t best = -1;
+		json_t *r;
+		size_t i;
+
+		json_array_foreach(all_facts, i, r) {
+			json_int_t pid = json_integer_value(json_object_get(r, "pid"));
+
+			if (best < 0 || pid < best) {
+				best = pid;
+				version = json_string_value(json_object_get(r, "python_version"));
+				first_env = json_object_get(r, "thread_env");
+			}
+		}
+	}
+	if (!version && pu->interpreter_version[0])
+		version = pu->interpreter_version;
+	json_object_set_new(hardware, "python_version", version ? json_string(version) : json_null());
+	json_object_set_new(hardware, "blas", blas);
+	if (json_is_object(first_env))
+		json_object_set(hardware, "thread_env", first_env);
+	json_decref(all_facts);
+}
+
+void python_units__cleanup(struct python_units *pu)
+{
+	if (pu->facts_dir[0]) {
+		DIR *d = opendir(pu->facts_dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] != '.')
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+		if (d)
+			closedir(d);
+		rmdir(pu->facts_dir);
+		pu->facts_dir[0] = '\0';
+	}
+	free(pu->specs_env);
+	pu->specs_env = NULL;
+}

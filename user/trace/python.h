@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * python: units. The traced interpreter imports unitmeter's bootstrap (python/unitmeter_boot,
+ * through PYTHONPATH), which calls two native markers at each unit function's entry and return;
+ * unitmeter probes the markers. Each Python process writes the facts of its interpreter, BLAS
+ * pools and thread variables into a private directory (UNITMETER_PY_REPORT), merged here into
+ * the hardware record.
+ */
+#ifndef UM_PYTHON_H
+#define UM_PYTHON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "trace/spec.h"
+
+struct python_units {
+	char marker_lib[4096];
+	char boot_dir[4096];
+	char facts_dir[64];
+	char *specs_env; /* "0=fit;2=pkg:Model.fit" */
+	char interpreter_version[32];
+};
+
+/*
+ * Check the command can serve python: units and prepare them: the marker library and bootstrap,
+ * the interpreter (CPython 3.6+), the facts directory (owned by uid/gid). On error returns a
+ * negative errno and writes one line for the user into why.
+ */
+int python_units__prepare(struct python_units *pu, const struct unit_spec *specs, size_t n,
+			  const char *command_path, char *const argv[], uid_t uid, gid_t gid,
+			  char *why, size_t whylen);
+/* Put the bootstrap into the environment the command will inherit. */
+int python_units__export_env(const struct python_units *pu);
+/* Merge the processes' facts into the hardware record (python_version, blas, thread_env). */
+void python_units__merge_facts(const struct python_units *pu, json_t *hardware);
+void python_units__cleanup(struct python_units *pu);
+
+#endif

@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <sys/pidfd.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common/clock.h"
+#include "common/fileio.h"
+#include "trace/kernel.h"
+#include "common/log.h"
+#include "trace/spec.h"
+#include "trace/tracer.h"
+#include "unitmeter.h"
+#include "unitmeter.skel.h"
+#include "unitmeter_baseline.skel.h"
+
+/* The baseline object is opened through the per-CPU one's skeleton struct: the build proves the
+ * two declare the same programs, maps and globals (tools/skel-layout.sh). */
+_Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_bpf),
+	       "the two skeletons differ");
+
+struct tracer {
+	struct unitmeter_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **unit_links; /* entry and return probe per target and program */
+	size_t n_unit_links, cap_unit_links;
+	const struct tracer_config *cfg;
+	tracer_record_fn record_fn;
+	void *record_ctx;
+	char *found_path[UM_MAX_SPECS]; /* per cookie: where a path-less target was found */
+	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
+	struct kernel_features kernel;
+	struct tracer_timing timing;
+	struct memory_timeline timeline;
+	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && um_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && um_verbosity < 1)
+		return 0;
+	if (level == LIBBPF_WARN && um_verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+const char *tracer_precheck(void)
+{
+	static struct kernel_features k;
+
+	kernel_features_read(&k);
+	return k.build == KERNEL_BUILD_NONE ? k.refusal : NULL;
+}
+
+static int attach_unit_target(struct tracer *t, const struct unit_target *target,
+			      const char *path);
+
+static bool has_exec_targets(const struct tracer_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_targets; i++)
+		if (!cfg->targets[i].path)
+			return true;
+	return false;
+}
+
+/*
+ * A process held at the exec of a program not seen before: attach the path-less targets that
+ * the program defines, remember the program so its next execs run on, and let the process go.
+ * Probes are attached by the program's file (its inode), so later processes running it are
+ * covered too.
+ */
+static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
+{
+	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
+	char exe[64], real[PATH_MAX], why[1024];
+	__u32 seen = 1;
+	ssize_t n;
+
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", e->pid);
+	n = readlink(exe, real, sizeof(real) - 1);
+	real[n > 0 ? n : 0] = '\0';
+	/* a second process held at the same new program: the first one's lookup covers it; one
+	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
+	if (n > 0 && bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
+		for (size_t i = 0; i < t->cfg->n_targets; i++) {
+			const struct unit_target *target = &t->cfg->targets[i];
+
+			if (target->path || elf_check_function(exe, target->symbol, why, sizeof(why)))
+				continue;
+			if (attach_unit_target(t, target, exe))
+				continue;
+			um_info("unit %s found in %s (process %u)", target->symbol, real, e->pid);
+			if (target->cookie < UM_MAX_SPECS && !t->found_path[target->cookie])
+				t->found_path[target->cookie] = strdup(real);
+		}
+		seen = 1;
+		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY)) {
+			/* full: every exec would be held again and probed again; stop holding */
+			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
+				"not searched for unit symbols", real, strerror(errno));
+			t->skel->bss->hold_at_exec = 0;
+		}
+	}
+	if (kill(e->pid, SIGCONT) && errno != ESRCH)
+		um_warn("cannot continue process %u after its exec: %s", e->pid, strerror(errno));
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	const struct um_proc_exec *e = data;
+
+	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held)
+		exec_lookup(t, e);
+	return t->record_fn(t->record_ctx, data, size);
+}
+
+/*
+ * rss.bpf.c reads each CPU's share of an mm counter at the counter's address plus that CPU's
+ * per-CPU offset; its learn_cpu_offsets program finds the offsets. Run it once, before anything
+ * is attached: without them every RSS figure would be wrong, so failing here is fatal.
+ */
+static int learn_cpu_offsets(struct tracer *t, int n_cpus)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.learn_cpu_offsets), &opts);
+
+	if (err) {
+		err = -errno;
+		um_err("cannot learn the kernel's per-CPU offsets: %s", strerror(-err));
+		return err;
+	}
+	if ((int)opts.retval != n_cpus) {
+		um_err("cannot learn the kernel's per-CPU offsets: %u of %d CPUs found", opts.retval,
+		       n_cpus);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/*
+ * Open the build of the programs the kernel takes. The baseline object goes through the
+ * per-CPU skeleton's struct, with its own ELF bytes.
+ */
+static struct unitmeter_bpf *open_build(enum kernel_build build)
+{
+	struct unitmeter_bpf *skel;
+	int err;
+
+	if (build == KERNEL_BUILD_PER_CPU)
+		return unitmeter_bpf__open();
+	skel = calloc(1, sizeof(*skel));
+	if (!skel)
+		return NULL;
+	err = unitmeter_bpf__create_skeleton(skel);
+	if (!err) {
+		skel->skeleton->data = (void *)unitmeter_baseline_bpf__elf_bytes(&skel->skeleton->data_sz);
+		err = bpf_object__open_skeleton(skel->skeleton, NULL);
+	}
+	if (err) {
+		unitmeter_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/* The entry program of spec index n on kernels without attach cookies. */
+static struct bpf_program *spec_entry_program(struct tracer *t, uint32_t n)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "unit_enter_%u", n);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+/* Load only the programs this kernel and this run need. */
+static void choose_programs(struct tracer *t)
+{
+	const struct tracer_config *cfg = t->cfg;
+	bool per_cpu = t->kernel.build == KERNEL_BUILD_PER_CPU, natives = false, markers = false;
+	struct bpf_program *prog;
+
+	for (size_t i = 0; i < cfg->n_targets; i++) {
+		if (cfg->targets[i].spec_from_arg)
+			markers = true;
+		else
+			natives = true;
+	}
+	bpf_object__for_each_program(prog, t->skel->obj)
+		if (strncmp(bpf_program__name(prog), "unit_enter_", 11) == 0)
+			bpf_program__set_autoload(prog, false);
+	/* without unit specs the uprobe programs are not even verified: a faster start */
+	bpf_program__set_autoload(t->skel->progs.unit_enter, per_cpu && natives);
+	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, markers);
+	bpf_program__set_autoload(t->skel->progs.unit_return, cfg->n_targets > 0);
+	if (!per_cpu)
+		for (size_t i = 0; i < cfg->n_targets; i++)
+			if (!cfg->targets[i].spec_from_arg)
+				bpf_program__set_autoload(spec_entry_program(t, cfg->targets[i].cookie),
+							  true);
+	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done, t->kernel.thread_rss_caches);
+	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
+	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
+	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
+}
+
+int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
+		 void *ctx)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int n_cpus = libbpf_num_possible_cpus();
+	uint64_t t0 = um_monotonic_ns();
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->cfg = cfg;
+	t->record_fn = fn;
+	t->record_ctx = ctx;
+	libbpf_set_print(libbpf_print);
+	kernel_features_read(&t->kernel);
+	if (t->kernel.build == KERNEL_BUILD_NONE) {
+		um_err("%s", t->kernel.refusal);
+		err = -ENOTSUP;
+		goto fail;
+	}
+	um_info("kernel %s: the %s build of the programs", t->kernel.release,
+		kernel_build_name(t->kernel.build));
+	t->skel = open_build(t->kernel.build);
+	if (!t->skel) {
+		err = -errno;
+		um_err("cannot open the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	if (cfg->ring_bytes)
+		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
+	if (n_cpus < 1 || n_cpus > UM_MAX_CPUS) {
+		err = n_cpus < 0 ? n_cpus : -E2BIG;
+		um_err("cannot trace on this machine: %d possible CPUs (at most %d are supported)",
+		       n_cpus, UM_MAX_CPUS);
+		goto fail;
+	}
+	t->skel->rodata->nr_possible_cpus = n_cpus;
+	choose_programs(t);
+	t->timing.open_ns = um_monotonic_ns() - t0;
+	t0 = um_monotonic_ns();
+	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
+	if (um_verbosity >= 3) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, t->skel->obj)
+			bpf_program__set_log_level(prog, 4);
+	}
+	err = unitmeter_bpf__load(t->skel);
+	if (err) {
+		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
+		if ((err == -EPERM || err == -EACCES) && !t->kernel.root)
+			um_err("loading the BPF programs was refused (%s): run as root, or with "
+			       "CAP_BPF and CAP_PERFMON", strerror(-err));
+		else
+			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
+			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
+			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
+			       strerror(-err));
+		goto fail;
+	}
+	if (t->kernel.build == KERNEL_BUILD_PER_CPU) {
+		err = learn_cpu_offsets(t, n_cpus);
+		if (err)
+			goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		err = -errno;
+		um_err("cannot set up the ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	t->timing.load_ns = um_monotonic_ns() - t0;
+	*out = t;
+	return 0;
+fail:
+	tracer__destroy(t);
+	return err;
+}
+
+/* "RssAnon:    1234 kB" from /proc/PID/status, in bytes; 0 when absent. */
+static uint64_t status_kib(const char *status, const char *key)
+{
+	const char *line = strstr(status, key);
+
+	return line ? strtoull(line + strlen(key), NULL, 10) * 1024 : 0;
+}
+
+/* The first field of /proc/PID/task/TID/schedstat: on-CPU time in ns, as se.sum_exec_runtime. */
+static int task_runtime_ns(pid_t pid, pid_t tid, __u64 *ns)
+{
+	char path[64], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	text = um_read_text(path);
+	if (!text)
+		return -errno;
+	*ns = strtoull(text, NULL, 10);
+	free(text);
+	return 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* linux/pidfd.h, 6.9: a pidfd for one thread, not its group */
+#endif
+
+/*
+ * Put the kernel's tracked mark (tracked_tasks, task storage keyed by a pidfd) on one thread;
+ * threads forked later get it in BPF. A thread without it would be skipped by the per-fault
+ * programs, so a failure here turns the marks off altogether (tracer__attach).
+ */
+static int mark_tracked(struct tracer *t, pid_t tid)
+{
+	int fd, err = 0;
+	__u32 mark = 1;
+
+	/* no task storage (the baseline build): the threads map is the mark */
+	if (t->kernel.build != KERNEL_BUILD_PER_CPU)
+		return 0;
+	fd = pidfd_open(tid, PIDFD_THREAD);
+	if (fd < 0)
+		fd = pidfd_open(tid, 0); /* before 6.9: a thread-group leader only */
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked_tasks), &fd, &mark, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
+{
+	int fd = bpf_map__fd(t->skel->maps.threads);
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct um_thread th = { .tgid = pid };
+		__u32 tid = strtoul(de->d_name, NULL, 10);
+
+		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
+			continue;
+		if (mark_tracked(t, tid))
+			t->marks_failed = true;
+		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
+			proc->live_threads++;
+			proc->active_threads++;
+			proc->threads_seen++;
+		}
+	}
+	closedir(d);
+	return proc->live_threads ? 0 : -ESRCH;
+}
+
+int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
+{
+	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
+	__u32 key = pid;
+	int err;
+
+	if (from_exec) {
+		/* the held child is single-threaded until it execs */
+		struct um_thread th = { .tgid = pid };
+
+		proc.flags = UM_PROC_AWAIT_EXEC;
+		proc.live_threads = proc.active_threads = proc.threads_seen = 1;
+		err = task_runtime_ns(pid, pid, &th.runtime_seen_ns);
+		if (!err && mark_tracked(t, pid))
+			t->marks_failed = true;
+		if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &th, BPF_ANY))
+			err = -errno;
+	} else {
+		char path[64], *status;
+		uint64_t rss;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		status = um_read_text(path);
+		if (!status)
+			return -errno;
+		proc.initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
+		proc.initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
+		proc.initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
+		free(status);
+		rss = proc.initial_member_bytes[UM_MM_ANONPAGES] +
+		      proc.initial_member_bytes[UM_MM_FILEPAGES] +
+		      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
+		/* the process's mm is learned on its next RSS change; until then /proc stands in */
+		t->skel->bss->group_rss_bytes += rss;
+		if (rss > t->skel->bss->group_peak_rss_bytes)
+			t->skel->bss->group_peak_rss_bytes = rss;
+		proc.peak_rss_bytes = rss;
+		err = track_existing_threads(t, pid, &proc);
+	}
+	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
+		err = -errno;
+	if (err)
+		um_err("cannot start tracking process %d: %s", pid, strerror(-err));
+	return err;
+}
+
+static int attach_unit_target(struct tracer *t, const struct unit_target *target,
+			      const char *path)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct bpf_program *entry;
+	struct bpf_link *link;
+	int err;
+
+	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
+	if (target->spec_from_arg)
+		entry = t->skel->progs.unit_enter_marker;
+	else if (t->kernel.build == KERNEL_BUILD_PER_CPU)
+		entry = t->skel->progs.unit_enter;
+	else
+		entry = spec_entry_program(t, target->cookie);
+	if (!target->spec_from_arg && t->kernel.build == KERNEL_BUILD_PER_CPU)
+		opts.bpf_cookie = target->cookie;
+
+	if (t->n_unit_links + 2 > t->cap_unit_links) {
+		size_t cap = t->cap_unit_links ? 2 * t->cap_unit_links : 16;
+		struct bpf_link **links = realloc(t->unit_links, cap * sizeof(*links));
+
+		if (!links)
+			return -ENOMEM;
+		t->unit_links = links;
+		t->cap_unit_links = cap;
+	}
+	/*
+	 * The end first: a call whose entry is seen must have its end seen too. With the entry
+	 * first, a call of a running process (attach, a dlopen'd library) that entered between the
+	 * two attachments would leave its depth at 1 for good: no later call would ever open a
+	 * unit (seen on a guest, where the gap is long). An end without its entry is ignored.
+	 */
+	for (int end = 1; end >= 0; end--) {
+		/* the end is the function's return, or the end marker's entry */
+		opts.retprobe = end && !target->end_symbol;
+		opts.func_name = end && target->end_symbol ? target->end_symbol : target->symbol;
+		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return : entry,
+						       -1 /* every process: the BPF side filters */,
+						       path, 0, &opts);
+		if (!link) {
+			err = -errno;
+			um_err("cannot attach a probe to %s in %s: %s", opts.func_name, path,
+			       strerror(-err));
+			return err;
+		}
+		t->unit_links[t->n_unit_links++] = link;
+	}
+	return 0;
+}
+
+/* Kernels 6.11 to 6.13 (fixed in 6.14, and in 6.12.y) can kill a seccomp-confined process at a
+ * uretprobe, since the return trampoline makes a syscall the filter may not allow. */
+static void warn_uretprobe_seccomp(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return;
+	if (major == 6 && minor >= 11 && minor <= 13)
+		um_warn("kernel %s: return probes can kill a process that runs under a seccomp "
+			"filter (fixed in 6.14 and 6.12.y); sandboxed programs may die at a unit's end",
+			u.release);
+}
+
+int tracer__attach(struct tracer *t)
+{
+	uint64_t t0 = um_monotonic_ns();
+	int err;
+
+	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
+	 * takes the long way, exact but slower */
+	t->skel->bss->trust_marks = !t->marks_failed;
+	t->skel->bss->hold_at_exec = has_exec_targets(t->cfg);
+	if (t->marks_failed)
+		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
+			"looked up in the maps");
+	/* the timeline's origin: nothing is traced before the attach */
+	memory_timeline__init(&t->timeline, t0);
+	t->skel->bss->timeline_start_ns = t0;
+	t->timeline_drained_ns = t0;
+	err = unitmeter_bpf__attach(t->skel);
+
+	if (err) {
+		um_err("cannot attach the BPF programs: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < t->cfg->n_targets; i++)
+		if (!t->cfg->targets[i].end_symbol) {
+			warn_uretprobe_seccomp();
+			break;
+		}
+	for (size_t i = 0; i < t->cfg->n_targets; i++) {
+		if (!t->cfg->targets[i].path)
+			continue; /* attached when a program defining it is exec'd */
+		err = attach_unit_target(t, &t->cfg->targets[i], t->cfg->targets[i].path);
+		if (err)
+			return err;
+	}
+	t->timing.attach_ns = um_monotonic_ns() - t0;
+	return 0;
+}
+
+const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
+{
+	return t && cookie < UM_MAX_SPECS ? t->found_path[cookie] : NULL;
+}
+
+/*
+ * Take the timeline's ended buckets from the BPF ring, every TIMELINE_DRAIN_NS: often enough that
+ * a slot is taken long before the ring comes round to it again (UM_TIMELINE_SLOTS buckets, ~4 s),
+ * seldom enough that a poll loop turning every few ms does not scan it each turn.
+ */
+#define TIMELINE_DRAIN_NS (50 * 1000 * 1000ULL)
+
+static void timeline_drain(struct tracer *t, bool all)
+{
+	uint64_t now = um_monotonic_ns();
+
+	if (!t->skel->bss->timeline_start_ns || (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
+		return;
+	memory_timeline__drain(&t->timeline, t->skel->bss->timeline, now, all);
+	t->timeline_drained_ns = now;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	int n = ring_buffer__poll(t->rb, timeout_ms), more;
+
+	/* unit records are submitted without a wakeup until a batch waits: read what is there */
+	if (n < 0 && n != -EINTR)
+		return n;
+	more = ring_buffer__consume(t->rb);
+	if (more < 0)
+		return more;
+	timeline_drain(t, false);
+	return n < 0 ? n : n + more;
+}
+
+const struct memory_timeline *tracer__timeline(struct tracer *t)
+{
+	timeline_drain(t, true);
+	t->timeline.overruns = t->skel->bss->timeline_overruns;
+	return &t->timeline;
+}
+
+void tracer__stop_holding(struct tracer *t)
+{
+	if (!t || !t->skel)
+		return;
+	t->skel->bss->hold_at_exec = 0;
+	/* every process held so far has its record in the ring: read them all, continuing each */
+	while (t->rb && ring_buffer__consume(t->rb) > 0)
+		;
+}
+
+void tracer__counters(struct tracer *t, struct tracer_counters *c)
+{
+	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
+	c->group_rss_bytes = t->skel->bss->group_rss_bytes;
+	c->lost_records = t->skel->bss->lost_records;
+	c->map_full = t->skel->bss->map_full;
+	c->scope_overflows = t->skel->bss->scope_overflows;
+	c->thread_collisions = t->skel->bss->thread_collisions;
+	c->orphan_slices = t->skel->bss->orphan_slices;
+	c->switch_in_misses = t->skel->bss->switch_in_misses;
+	c->lock_timeouts = t->skel->bss->lock_timeouts;
+	c->charge_known = t->skel->bss->charge_memcg != 0;
+	c->group_peak_charge_bytes = t->skel->bss->group_peak_charge_bytes;
+	c->charge_watermark_start_bytes = t->skel->bss->charge_watermark_start_bytes;
+	c->charge_watermark_last_bytes = t->skel->bss->charge_watermark_last_bytes;
+	c->charge_unwatched = t->skel->bss->charge_unwatched;
+	c->build = kernel_build_name(t->kernel.build);
+	c->thread_rss_caches = t->kernel.thread_rss_caches;
+}
+
+const struct kernel_features *tracer__kernel(const struct tracer *t)
+{
+	return &t->kernel;
+}
+
+int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
+		       void *ctx)
+{
+	int procs_fd = bpf_map__fd(t->skel->maps.procs);
+	int threads_fd = bpf_map__fd(t->skel->maps.threads);
+	int mms_fd = bpf_map__fd(t->skel->maps.mms);
+	__u32 key, next, *prev = NULL;
+	int n = 0;
+
+	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
+		struct tracer_live_proc live = { .pid = next };
+		__u32 tkey, tnext, *tprev = NULL;
+		struct um_proc proc;
+		struct um_mm mm;
+
+		key = next;
+		prev = &key;
+		/*
+		 * Pages CPUs still hold for its threads, taken out before the process is read: a
+		 * switch-out charges them to the process, so read after, they could count twice or,
+		 * read before the process, not at all.
+		 */
+		while (bpf_map_get_next_key(threads_fd, tprev, &tnext) == 0) {
+			struct um_thread th;
+
+			tkey = tnext;
+			tprev = &tkey;
+			if (bpf_map_lookup_elem(threads_fd, &tkey, &th) || th.tgid != key)
+				continue;
+			for (__u32 cpu = 0; cpu < t->skel->rodata->nr_possible_cpus; cpu++)
+				if (__atomic_load_n(&t->skel->bss->cpu_running[cpu], __ATOMIC_SEQ_CST) ==
+				    um_cpu_running_entry(tkey, 1))
+					live.page_alloc_bytes += __atomic_exchange_n(
+						&t->skel->bss->cpu_pending_alloc[cpu].bytes, 0,
+						__ATOMIC_SEQ_CST);
+		}
+		tprev = NULL;
+		if (bpf_map_lookup_elem(procs_fd, &key, &proc))
+			continue;
+		live.ppid = proc.ppid;
+		live.cpu_ns = proc.cpu_ns;
+		live.peak_rss_bytes = proc.peak_rss_bytes;
+		live.page_alloc_bytes += proc.page_alloc_bytes;
+		live.output_bytes = proc.output_bytes;
+		live.threads = proc.threads_seen;
+		if (proc.mm && bpf_map_lookup_elem(mms_fd, &proc.mm, &mm) == 0 &&
+		    mm.peak_rss_bytes > live.peak_rss_bytes)
+			live.peak_rss_bytes = mm.peak_rss_bytes;
+		/* close the slices still running: what the scheduler has charged since the last switch */
+		while (bpf_map_get_next_key(threads_fd, tprev, &tnext) == 0) {
+			struct um_thread th;
+			__u64 runtime;
+
+			tkey = tnext;
+			tprev = &tkey;
+			if (bpf_map_lookup_elem(threads_fd, &tkey, &th) || th.tgid != key)
+				continue;
+			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
+				live.cpu_ns += runtime - th.runtime_seen_ns;
+		}
+		fn(ctx, &live);
+		n++;
+	}
+	return n;
+}
+
+static int ignore_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int tracer_check(FILE *out)
+{
+	struct tracer_config cfg = { 0 };
+	struct kernel_features k;
+	struct tracer *t = NULL;
+	int err;
+
+	kernel_features_fresh();
+	kernel_features_read(&k);
+	kernel_features_print(out, &k);
+	if (k.build == KERNEL_BUILD_NONE) {
+		fprintf(out, "verdict: unitmeter cannot trace here\n");
+		fflush(out);
+		um_err("%s", k.refusal);
+		return 2;
+	}
+	fflush(out);
+	err = tracer__open(&t, &cfg, ignore_record, NULL);
+	if (!err)
+		err = tracer__attach(t);
+	tracer__destroy(t);
+	if (err) {
+		fprintf(out, "verdict: the programs did not load or attach here (the line above says "
+			"why)\n");
+		return 2;
+	}
+	fprintf(out, "trial: loaded and attached, then detached\n");
+	fprintf(out, "verdict: unitmeter works here; every figure is exact (%s)\n",
+		k.thread_rss_caches ? "each thread's RSS cache is read at the end of every fault"
+				    : "mm counters are read at each change");
+	return 0;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/*
+ * Closing a uprobe link waits for an RCU grace period (70-130 ms each on these machines), and one
+ * after the other they were most of a short run's tear-down: close them side by side, each in a
+ * thread of its own, and wait for all.
+ */
+static void destroy_links_in_parallel(struct bpf_link **links, size_t n)
+{
+	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
+	bool *started = calloc(n ? n : 1, sizeof(*started));
+
+	for (size_t i = 0; i < n; i++) {
+		if (threads && started && links[i])
+			started[i] = !pthread_create(&threads[i], NULL, destroy_link, links[i]);
+		if (!started || !started[i])
+			bpf_link__destroy(links[i]);
+	}
+	for (size_t i = 0; threads && started && i < n; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	free(threads);
+	free(started);
+}
+
+/* Free the BPF side: the probes' links closed side by side, then the rest. */
+static void tracer_release(struct tracer *t)
+{
+	ring_buffer__free(t->rb);
+	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
+	free(t->unit_links);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(t->found_path[i]);
+	unitmeter_bpf__destroy(t->skel);
+	free(t);
+}
+
+void tracer__destroy_detached(struct tracer *t)
+{
+	int gate[2];
+	pid_t pid;
+
+	if (!t)
+		return;
+	/* the child waits on the gate's read end; this process's exit closes the write end */
+	if (pipe(gate)) {
+		tracer__destroy(t);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		char c;
+
+		/* holds no terminal or pipe of the caller open: a reader of our output sees EOF
+		 * when this process exits */
+		close(gate[1]);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* unitmeter has exited: release every object here, the probes side by side (one
+		 * grace period in all, not one each: a run started meanwhile waits for them). The
+		 * ring is not read again: the units stream is unitmeter's, and complete. */
+		tracer_release(t);
+		_exit(0);
+	}
+	close(gate[0]);
+	if (pid < 0)
+		close(gate[1]);
+	/* gate[1] stays open until this process exits (close-on-exec: no exec follows) */
+	else
+		fcntl(gate[1], F_SETFD, FD_CLOEXEC);
+	tracer__destroy(t);
+}
+
+void tracer__timing(const struct tracer *t, struct tracer_timing *out)
+{
+	*out = t ? t->timing : (struct tracer_timing){ 0 };
+}
+
+void tracer__destroy(struct tracer *t)
+{
+	if (!t)
+		return;
+	tracer__stop_holding(t);
+	tracer_release(t);
+}

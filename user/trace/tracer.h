@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side as one handle: open the skeleton, size its maps, load, seed the processes to
+ * track, attach every program (and a uprobe pair per unit target), poll the ring buffer, and
+ * destroy it all on every path.
+ */
+#ifndef UM_TRACER_H
+#define UM_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "record/timeline.h"
+
+struct tracer;
+
+/*
+ * Where units begin and end: a function's entry and return (end_symbol NULL), or two marker
+ * functions whose first argument is the spec index (spec_from_arg). A target without a path is
+ * looked up in each program a tracked process execs (lookup_at_exec). cookie: the spec index.
+ */
+struct unit_target {
+	const char *path;
+	const char *symbol;
+	const char *end_symbol;
+	uint32_t cookie;
+	bool spec_from_arg;
+};
+
+struct tracer_config {
+	size_t ring_bytes; /* power of two, multiple of the page size */
+	const struct unit_target *targets;
+	size_t n_targets;
+	uint64_t charge_cgroup_id; /* the memory cgroup whose charge is read (memcg.h); 0: none */
+};
+
+/* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
+typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
+
+struct tracer_counters {
+	uint64_t group_peak_rss_bytes;
+	int64_t group_rss_bytes;
+	uint64_t lost_records;
+	uint64_t map_full;
+	uint64_t scope_overflows;
+	uint64_t thread_collisions;
+	uint64_t orphan_slices;
+	uint64_t switch_in_misses;
+	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
+	/* the memory cgroup's charge: its peak as read, and the kernel's high-water mark when the
+	 * cgroup was first seen and at the end (charge_known: it was seen at all) */
+	bool charge_known;
+	uint64_t group_peak_charge_bytes;
+	uint64_t charge_watermark_start_bytes;
+	uint64_t charge_watermark_last_bytes;
+	uint64_t charge_unwatched; /* units open while every watcher was taken: charge null */
+	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
+	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
+};
+
+/* A tracked process still alive when tracing stops, with its slices closed at that moment. */
+struct tracer_live_proc {
+	pid_t pid;
+	pid_t ppid;
+	uint64_t cpu_ns;
+	uint64_t peak_rss_bytes;
+	uint64_t page_alloc_bytes;
+	uint64_t output_bytes;
+	uint32_t threads;
+};
+
+/* Fails with one line already printed and a negative errno. */
+int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
+		 void *ctx);
+/* Track pid from its next exec (run) or as it is now (attach: RSS and threads read from /proc). */
+int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
+int tracer__attach(struct tracer *t);
+/* Records consumed, or a negative errno; -EINTR when a signal arrived. */
+int tracer__poll(struct tracer *t, int timeout_ms);
+/* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
+void tracer__stop_holding(struct tracer *t);
+void tracer__counters(struct tracer *t, struct tracer_counters *c);
+/* The first program a path-less target was found in at an exec (NULL: none yet); borrowed. */
+const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
+/* Visit every tracked process that has not finished; returns how many. */
+int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
+		       void *ctx);
+/* The memory timeline, every bucket of the BPF ring taken (call once tracing is over); borrowed. */
+const struct memory_timeline *tracer__timeline(struct tracer *t);
+void tracer__destroy(struct tracer *t);
+/*
+ * The same, without making the caller wait for the kernel: closing the last reference to a
+ * uprobe or tracepoint link waits for RCU grace periods (~100 ms each here). A child process
+ * keeps a reference to every BPF object until this process exits, so this process's closes are
+ * quick and the kernel's release runs in the child, which nobody waits for. Every record was
+ * read before (the caller drains the ring first): nothing the programs see after is wanted.
+ */
+void tracer__destroy_detached(struct tracer *t);
+/* How long opening (the object and the kernel's BTF), loading and attaching took, in ns. */
+struct tracer_timing {
+	uint64_t open_ns, load_ns, attach_ns;
+};
+void tracer__timing(const struct tracer *t, struct tracer_timing *out);
+/* What the kernel offers and the build loaded (see kernel.h). */
+const struct kernel_features *tracer__kernel(const struct tracer *t);
+
+/* The one-line reason this machine or user cannot trace, or NULL when it can. */
+const char *tracer_precheck(void);
+
+/* `unitmeter check`: the kernel's features and a trial load and attach; the exit status. */
+int tracer_check(FILE *out);
+
+#endif
