@@ -45,6 +45,7 @@ LDLIBS := -lbpf -lelf -lz -ljansson -lm -pthread
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
+BPF_HDRS := $(wildcard bpf/*.h)
 SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
@@ -75,13 +76,13 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/user $(OUTPUT)/tests $(
 		$(OUTPUT)/screenshots:
 	$(Q)mkdir -p $@
 
-# The programs are built twice (bpf/state.bpf.h): for kernels with per-CPU mm counters, and the
+# The programs are built twice (bpf/compat.bpf.h): for kernels with per-CPU mm counters, and the
 # baseline for what a 5.10 kernel offers. The loader picks one at start (user/kernel.c).
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/charge.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c bpf/state.bpf.h bpf/rss_cache.bpf.h bpf/charge.bpf.h bpf/unitmeter.h vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
+$(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BASELINE=1 -c $< -o $@
 
