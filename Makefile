@@ -285,9 +285,18 @@ deps:
 tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
+# The build choice UM_BASELINE is read only by the kernel shims and the counter reader: a new
+# difference between kernels becomes a shim in bpf/compat.bpf.h, citing the change it follows.
+UM_BASELINE_FILES := bpf/compat.bpf.h bpf/rss.bpf.c
+.PHONY: bpf-layout-check
+bpf-layout-check:
+	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*)); then \
+		echo "$@: UM_BASELINE outside $(UM_BASELINE_FILES): ask for a feature of bpf/compat.bpf.h"; \
+		exit 1; fi
+
 .PHONY: build-test
-build-test: unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO) $(SPANK) \
-	| $(OUTPUT)/screenshots
+build-test: bpf-layout-check unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) \
+	$(DEMO) $(SPANK) | $(OUTPUT)/screenshots
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
 # the integration tests which builds to run; SPANK_PLUGIN and SLURM_TOOLS serve the SLURM tests.
