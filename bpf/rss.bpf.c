@@ -223,7 +223,8 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		*slot = key;
 		return bpf_map_lookup_elem(&mms, &key);
 	}
-	/* the root before its exec runs unitmeter's own image: its mm is the exec's (mm_adopt_current_locked) */
+	/* the root before its exec runs unitmeter's own image: its mm is the exec's
+	 * (mm_adopt_current_locked) */
 	if (proc->flags & UM_PROC_AWAIT_EXEC)
 		return NULL;
 	fresh.tgid = tgid;
