@@ -78,11 +78,11 @@ static long charge_watcher_raise(__u64 watcher, void *arg)
 	return 0;
 }
 
-/* A value read: the group's peak and every watching unit's (the lock held, baseline). */
-static __always_inline void charge_raise(__u64 bytes)
+/* A value read: the group's peak and every watching unit's. */
+static __always_inline void charge_raise_locked(__u64 bytes)
 {
 	peak_raise(&group_peak_charge_bytes, bytes);
-	timeline_note(1, bytes);
+	timeline_note_locked(1, bytes);
 	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &bytes);
 }
 
@@ -115,7 +115,7 @@ __noinline __u64 charge_sample(__u32 lock_needed)
 		return bytes;
 	charge_seen_bytes = bytes;
 	held = lock_needed ? um_lock() : false;
-	charge_raise(bytes);
+	charge_raise_locked(bytes);
 	um_unlock(held);
 	return bytes;
 }
@@ -131,7 +131,7 @@ __noinline __u64 charge_watermark_read(void)
 	return bytes;
 }
 
-__noinline int charge_unit_open(__u64 id)
+__noinline int charge_unit_open_locked(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
 	__u64 bytes;
@@ -163,7 +163,7 @@ __noinline int charge_unit_open(__u64 id)
 	return 0;
 }
 
-__noinline __u64 charge_unit_close(__u64 id)
+__noinline __u64 charge_unit_close_locked(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
 	__u64 mark;

@@ -15,7 +15,7 @@
 #ifndef UNITMETER_CHARGE_BPF_H
 #define UNITMETER_CHARGE_BPF_H
 
-#include "state.bpf.h"
+#include "model.bpf.h"
 
 /* The memory cgroup to read, by its kernfs id (its directory's inode); 0: none (set by the loader) */
 extern const volatile __u64 charge_cgroup_id;
@@ -46,9 +46,9 @@ extern __u64 charge_learn_current(void);
 extern __u64 charge_sample(__u32 lock_needed);
 /* The kernel's watermark now, kept as the last seen (the run's figure at the end). */
 extern __u64 charge_watermark_read(void);
-/* A unit opens (lock held, its id in place): its charge so far, and a watcher for its window. */
-extern int charge_unit_open(__u64 id);
-/* A unit closes (lock held): its peak (UM_CHARGE_UNKNOWN: none), its watcher given back. */
-extern __u64 charge_unit_close(__u64 id);
+/* A unit opens (its id in place): its charge so far, and a watcher for its window. */
+extern int charge_unit_open_locked(__u64 id);
+/* A unit closes: its peak (UM_CHARGE_UNKNOWN: none), its watcher given back. */
+extern __u64 charge_unit_close_locked(__u64 id);
 
 #endif /* UNITMETER_CHARGE_BPF_H */

@@ -5,42 +5,9 @@
  * report), so totals carry no tick rounding; the switch-in time only clips a slice at a unit's
  * edges.
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 #include "charge.bpf.h"
 #include "rss_cache.bpf.h"
-
-/* Before 5.14 the task's state field was `state`. */
-struct task_struct___state_before_5_14 {
-	long state;
-} __attribute__((preserve_access_index));
-
-/*
- * Whether a task switching out is dead (its final switch). The tracepoint names the state only
- * from 5.18 on; the task's own field is what it reports.
- */
-static __always_inline bool task_is_dead(struct task_struct *task)
-{
-#if UM_BASELINE
-	if (!bpf_core_field_exists(task->__state))
-		return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
-#endif
-	return task->__state & UM_TASK_DEAD;
-}
-
-/*
- * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,
- * outside any lock; the baseline, without a fetching add, subtracts the same way and reads the
- * count after, under the lock, so two threads dying at once cannot both read the last.
- */
-static __always_inline bool live_threads_drop(struct um_proc *proc)
-{
-#if UM_BASELINE
-	__sync_fetch_and_add(&proc->live_threads, -1);
-	return *(volatile __u32 *)&proc->live_threads == 0;
-#else
-	return __sync_fetch_and_add(&proc->live_threads, -1) == 1;
-#endif
-}
 
 struct slice {
 	__u64 cpu_ns;     /* scheduler runtime of the slice: exact */
@@ -106,8 +73,8 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	if (proc) {
 		bool held = um_lock();
 
-		if (live_threads_drop(proc))
-			proc_finish(tgid, now);
+		if (live_threads_drop_locked(proc))
+			proc_finish_locked(tgid, now);
 		um_unlock(held);
 	}
 }

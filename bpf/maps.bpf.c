@@ -4,7 +4,7 @@
  * them through the extern declarations in state.bpf.h; `bpftool gen object` links them.
  * Sizes here are defaults: the loader resizes maps before load.
  */
-#include "state.bpf.h"
+#include "compat.bpf.h"
 
 procs_map_t procs SEC(".maps");
 tracked_tasks_map_t tracked_tasks SEC(".maps");

@@ -2,15 +2,12 @@
 /*
  * The tracked group: a process forked by a tracked process joins it (and the open units its
  * parent is in), exec closes a unit that can no longer return, and a process is finished when its
- * last thread has switched out for good (cpu.bpf.c calls proc_finish).
+ * last thread has switched out for good (cpu.bpf.c calls proc_finish_locked).
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 #include "charge.bpf.h"
 
 #define UM_SIGSTOP 19
-
-/* rss.bpf.c: adopt the current task's mm, read from the kernel */
-extern int mm_adopt_current(void);
 
 /*
  * --lookup-at-exec: bare unit symbols are looked up in each program a tracked process execs. A
@@ -47,10 +44,10 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
 	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */
 	err = map_insert(&threads, &tid, &th);
-	if (err && err != -17 /* EEXIST */)
+	if (err && err != -UM_EEXIST)
 		/* a tracked thread without an entry: what each CPU runs is no longer a sure test */
 		trust_marks = 0;
-	if (err == -17) {
+	if (err == -UM_EEXIST) {
 		__sync_fetch_and_add(&thread_collisions, 1);
 		bpf_map_update_elem(&threads, &tid, &th, BPF_EXIST);
 	}
@@ -131,10 +128,10 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	}
 	/* the unit function's frame is gone with the old image: its return can never come */
 	if (proc->own_unit)
-		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
+		unit_close_locked(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXEC);
 	proc->unit_depth = 0;
 	/* the mm the exec built */
-	mm_adopt_current();
+	mm_adopt_current_locked();
 	/* the run's command has just entered its memory cgroup's life: learn it */
 	charge_learn_current();
 	um_unlock(held);
@@ -176,7 +173,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	return 0;
 }
 
-__noinline int proc_finish(__u32 tgid, __u64 now)
+__noinline int proc_finish_locked(__u32 tgid, __u64 now)
 {
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_proc_exit *rec;
@@ -184,9 +181,9 @@ __noinline int proc_finish(__u32 tgid, __u64 now)
 	if (!proc)
 		return 0;
 	if (proc->own_unit)
-		unit_close(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXIT);
+		unit_close_locked(tgid, proc->own_unit, UM_UNIT_INCOMPLETE_EXIT);
 	if (proc->mm)
-		mm_retire(proc, proc->mm);
+		mm_retire_locked(proc, proc->mm);
 	/* the last process's exit leaves the run's high-water mark here */
 	charge_watermark_read();
 

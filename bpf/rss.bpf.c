@@ -26,17 +26,16 @@
  * mms are keyed by their address and learned from the events: on the owner's own events, or,
  * for a child being forked, on the copy's events that arrive from the parent's context before
  * sched_process_fork names the child; the mm an exec builds, at the exec, and a process's mm
- * when its first unit opens before any event showed it (mm_adopt_current).
+ * when its first unit opens before any event showed it (mm_adopt_current_locked).
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 #include "rss_cache.bpf.h"
 #include "charge.bpf.h"
 
-
-#if !UM_BASELINE
+#if UM_HAVE_RDONLY_CAST
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
-/* See state.bpf.h: TASK_READ. */
+/* See compat.bpf.h: TASK_READ. */
 __hidden __noinline struct task_struct *um_untrusted_task(struct task_struct *task)
 {
 	return bpf_rdonly_cast(task, bpf_core_type_id_kernel(struct task_struct));
@@ -87,9 +86,9 @@ int learn_cpu_offsets(void *ctx)
 SEC("fexit/handle_mm_fault")
 int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 {
-	/* loaded only where threads keep caches: the baseline build (one body in both builds, so
-	 * both declare the same programs) */
-#if UM_BASELINE
+	/* loaded only where threads keep caches (one body in both builds, so both declare the
+	 * same programs) */
+#if UM_HAVE_THREAD_RSS_CACHES
 	__u64 task;
 
 	if (!current_tracked())
@@ -104,16 +103,16 @@ int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 
 /*
  * The current thread's own mm changed: first its cache (the fold of `member` when this is
- * one), then the counter. Under the lock, from handle_rss_stat.
+ * one), then the counter. From handle_rss_stat and mm_adopt_current_locked.
  */
-static __always_inline void own_mm_sync(struct um_mm *mm, struct mm_struct *kmm, int member)
+static __always_inline void own_mm_sync_locked(struct um_mm *mm, struct mm_struct *kmm, int member)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct task_rss_stat___cached cache;
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
 
 	if (th && task_cache_read((struct task_struct *)bpf_get_current_task(), &cache))
-		cache_sync(th, mm, &cache, cache_is_folding(&cache) ? member : -1);
+		cache_sync_locked(th, mm, &cache, cache_is_folding(&cache) ? member : -1);
 }
 
 #if UM_BASELINE
@@ -194,7 +193,7 @@ static __always_inline void mm_member_sync(struct um_mm *mm, struct mm_struct *k
 	__s64 delta = bytes - um_xchg(&mm->member_bytes[member & 3], bytes);
 
 	if (delta)
-		rss_apply(mm, delta);
+		rss_apply_locked(mm, delta);
 }
 
 /* An mm not seen yet: adopt it when it belongs to a tracked process, else ignore it. */
@@ -224,7 +223,8 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		*slot = key;
 		return bpf_map_lookup_elem(&mms, &key);
 	}
-	/* the root before its exec runs unitmeter's own image: its mm is the exec's (mm_adopt_current) */
+	/* the root before its exec runs unitmeter's own image: its mm is the exec's
+	 * (mm_adopt_current_locked) */
 	if (proc->flags & UM_PROC_AWAIT_EXEC)
 		return NULL;
 	fresh.tgid = tgid;
@@ -240,7 +240,7 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		proc->initial_member_bytes[m] = 0;
 	/* a new mm of a known process: exec replaced the old one, which is gone or going */
 	if (proc->mm && proc->mm != key)
-		mm_retire(proc, proc->mm);
+		mm_retire_locked(proc, proc->mm);
 	proc->mm = key;
 	return bpf_map_lookup_elem(&mms, &key);
 }
@@ -284,7 +284,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 	}
 	if (mm) {
 		if (curr && UM_THREAD_CACHES)
-			own_mm_sync(mm, kmm, member);
+			own_mm_sync_locked(mm, kmm, member);
 		if (adopted)
 			mm_sync_all(mm, kmm);
 		else
@@ -297,13 +297,13 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 }
 
 /*
- * Adopt the current task's mm now, every counter read from the kernel (the lock held):
+ * Adopt the current task's mm now, every counter read from the kernel:
  * - at an exec (proc.bpf.c), for the mm it built: events of the new image before this moment
  *   could not be told from the old one's (the root's is unitmeter's own copy);
  * - when a unit opens in a process whose mm no event has shown yet (units.bpf.c): attach's
  *   /proc reading may be stale by then (a change between the reading and the attach).
  */
-__noinline int mm_adopt_current(void)
+__noinline int mm_adopt_current_locked(void)
 {
 	struct mm_struct *kmm = CURRENT_READ(mm);
 	__u64 key = (__u64)kmm;
@@ -315,7 +315,7 @@ __noinline int mm_adopt_current(void)
 	if (!mm)
 		return 0;
 	if (UM_THREAD_CACHES)
-		own_mm_sync(mm, kmm, -1);
+		own_mm_sync_locked(mm, kmm, -1);
 	mm_sync_all(mm, kmm);
 	return 0;
 }

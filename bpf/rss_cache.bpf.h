@@ -8,7 +8,7 @@
 #ifndef UNITMETER_RSS_CACHE_BPF_H
 #define UNITMETER_RSS_CACHE_BPF_H
 
-#include "state.bpf.h"
+#include "model.bpf.h"
 
 /* The kernel's types before the per-CPU counters (include/linux/mm_types_task.h), for CO-RE. */
 struct mm_rss_stat___cached {
@@ -51,25 +51,17 @@ static __always_inline bool cache_unchanged(const struct um_thread *th,
 
 /*
  * Bring a thread's copy of its cache up to the kernel's and apply the difference to the mm it
- * uses. `folding` is the member the kernel is folding into the mm at this very event (its new
- * counter value already holds it, and the cache is zeroed right after): taken as 0. The
- * cache's part goes first, so a fold never shows its pages twice, not even for an instant.
+ * uses (cache_fold: `folding` is the member the kernel is folding into the mm at this very
+ * event, -1 for none). The cache's part goes first, so a fold never shows its pages twice, not
+ * even for an instant.
  */
-static __always_inline void cache_sync(struct um_thread *th, struct um_mm *mm,
-				       const struct task_rss_stat___cached *cache, int folding)
+static __always_inline void cache_sync_locked(struct um_thread *th, struct um_mm *mm,
+					      const struct task_rss_stat___cached *cache, int folding)
 {
-	__s32 file = folding == UM_MM_FILEPAGES ? 0 : cache->count[UM_MM_FILEPAGES];
-	__s32 anon = folding == UM_MM_ANONPAGES ? 0 : cache->count[UM_MM_ANONPAGES];
-	__s32 shmem = folding == UM_MM_SHMEMPAGES ? 0 : cache->count[UM_MM_SHMEMPAGES];
-	__s64 pages = (__s64)(file - th->rss_cache_pages[UM_MM_FILEPAGES]) +
-		      (anon - th->rss_cache_pages[UM_MM_ANONPAGES]) +
-		      (shmem - th->rss_cache_pages[UM_MM_SHMEMPAGES]);
+	__s64 pages = cache_fold(th->rss_cache_pages, cache->count, folding);
 
-	th->rss_cache_pages[UM_MM_FILEPAGES] = file;
-	th->rss_cache_pages[UM_MM_ANONPAGES] = anon;
-	th->rss_cache_pages[UM_MM_SHMEMPAGES] = shmem;
 	if (pages)
-		rss_apply(mm, pages * UM_PAGE_SIZE);
+		rss_apply_locked(mm, pages * UM_PAGE_SIZE);
 }
 
 /*
@@ -109,7 +101,7 @@ static __always_inline int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm
 	/* an mm not adopted yet keeps the old copy: its adoption reads the counters alone */
 	mm = bpf_map_lookup_elem(&mms, &mm_key);
 	if (mm)
-		cache_sync(th, mm, &cache, -1);
+		cache_sync_locked(th, mm, &cache, -1);
 	um_unlock(held);
 	return 0;
 }

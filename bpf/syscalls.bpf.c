@@ -11,7 +11,7 @@
  * Two raw tracepoints instead of one classic tracepoint per syscall: a classic tracepoint link
  * takes ~70 ms to close, which made start-up plus tear-down over a second.
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define NR_write 1

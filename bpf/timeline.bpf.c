@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The memory timeline: every value the group's RSS takes (rss_apply) and every charge read
- * (charge_raise) goes into the bucket of its instant, which keeps the lowest, the highest and the
+ * The memory timeline: every value the group's RSS takes (rss_apply_locked) and every charge read
+ * (charge_raise_locked) goes into the bucket of its instant, which keeps the lowest, the highest and the
  * last. Nothing is sampled, so a 2 ms spike is in the timeline at its full height; the loader
  * takes buckets as they end and merges them into a timeline of bounded size (user/record/timeline.c).
  *
@@ -10,7 +10,7 @@
  * frees a bucket after reading it. A bucket still unread a whole ring later is not overwritten:
  * the value is counted in timeline_overruns and the loader says the timeline has a gap.
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 
 /*
  * The clock of the buckets. bpf_ktime_get_ns() reads the TSC and scales it: ~50 ns here (a VM),
@@ -42,7 +42,7 @@ static __always_inline __u64 timeline_index(__u64 start)
 	return c->index;
 }
 
-__noinline int timeline_note(__u32 charge, __u64 bytes)
+__noinline int timeline_note_locked(__u32 charge, __u64 bytes)
 {
 	__u64 start = timeline_start_ns, index, seen;
 	struct um_timeline_bucket *b;

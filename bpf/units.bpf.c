@@ -7,11 +7,8 @@
  * for interpreted code the begin marker's first argument is the index (unit_enter_marker), and
  * the end marker's entry takes the return program.
  */
-#include "state.bpf.h"
+#include "model.bpf.h"
 #include "charge.bpf.h"
-
-/* rss.bpf.c: adopt the current task's mm, read from the kernel */
-extern int mm_adopt_current(void);
 
 /* Unit records waiting in the ring before the reader is woken: ~600 units. */
 #define UM_WAKEUP_BYTES (64 * 1024)
@@ -90,11 +87,11 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 }
 
 /*
- * Emit an open unit's record and free its slot. Callers hold the lock (um_lock). Only the
- * owner's own lists forget the id here: other processes of its scope keep it until their next
- * unit opens (units_push), and nothing is charged to a closed unit meanwhile (unit_get).
+ * Emit an open unit's record and free its slot. Only the owner's own lists forget the id here:
+ * other processes of its scope keep it until their next unit opens (units_push), and nothing is
+ * charged to a closed unit meanwhile (unit_get).
  */
-__noinline int unit_close(__u32 tgid, __u64 id, __u32 status)
+__noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 {
 	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
 	struct um_unit_record *rec;
@@ -105,7 +102,7 @@ __noinline int unit_close(__u32 tgid, __u64 id, __u32 status)
 	unit = unit_get(id);
 	if (!unit)
 		return 0;
-	peak_charge = charge_unit_close(id);
+	peak_charge = charge_unit_close_locked(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
 	if (owner && current_tgid() == tgid)
@@ -180,17 +177,6 @@ static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgi
 	}
 }
 
-/*
- * Slots searched for a free one. Only open units hold slots, so the search fails only while this
- * many units are open at once. With bpf_loop, all of them; the baseline's plain loop is verified
- * step by step, and the verifier refuses a path of more than 8192 jumps.
- */
-#if UM_BASELINE
-#define UM_UNIT_SEARCH 512
-#else
-#define UM_UNIT_SEARCH UM_UNIT_SLOTS
-#endif
-
 struct slot_search {
 	__u64 seq;
 	int slot;
@@ -199,7 +185,7 @@ struct slot_search {
 static long claim_one_slot(__u64 i, void *arg)
 {
 	struct slot_search *search = arg;
-	__u32 slot = (__u32)((search->seq + i) & (UM_UNIT_SLOTS - 1));
+	__u32 slot = unit_slot(search->seq + i);
 	struct um_unit *unit = bpf_map_lookup_elem(&units, &slot);
 
 	if (unit && um_cas(&unit->id, 0, UM_UNIT_CLAIMING) == 0) {
@@ -225,8 +211,8 @@ static __always_inline int unit_claim_slot(__u64 seq)
 	return search.slot;
 }
 
-/* The outermost call of a unit function: a unit opens (the caller holds the lock). */
-static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 spec)
+/* The outermost call of a unit function: a unit opens. */
+static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, __u32 spec)
 {
 	__u64 seq = um_fetch_add(&next_unit_id, 1) + 1, id, mm_key;
 	__u32 live, active;
@@ -247,10 +233,10 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	unit = bpf_map_lookup_elem(&units, &slot);
 	if (!unit)
 		return;
-	id = seq * UM_UNIT_SLOTS + slot;
+	id = unit_id(seq, slot);
 	/* a unit starts from the kernel's figure, not from attach's /proc reading */
 	if (!proc->mm)
-		mm_adopt_current();
+		mm_adopt_current_locked();
 	mm_key = proc->mm;
 	mm = mm_key ? bpf_map_lookup_elem(&mms, &mm_key) : NULL;
 	rss = mm ? mm->rss_bytes : 0;
@@ -275,7 +261,7 @@ static __always_inline void unit_open(struct um_proc *proc, __u32 tgid, __u32 sp
 	unit->threads = active && active <= live ? active : live;
 	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
 	/* after the id: from here on the charge reads raise its peak */
-	charge_unit_open(id);
+	charge_unit_open_locked(id);
 	proc->own_unit = id;
 	units_push(proc->units, id);
 	if (mm)
@@ -296,7 +282,7 @@ __noinline int unit_entry(__u32 spec)
 		return 0;
 	held = um_lock();
 	if (um_fetch_add(&proc->unit_depth, 1) == 0)
-		unit_open(proc, tgid, spec);
+		unit_open_locked(proc, tgid, spec);
 	um_unlock(held);
 	return 0;
 }
@@ -345,7 +331,7 @@ int BPF_KRETPROBE(unit_return)
 	 * thread's entry can open a new unit, which this return must not close */
 	id = proc->own_unit;
 	if (um_fetch_add(&proc->unit_depth, -1) == 1 && id)
-		unit_close(tgid, id, UM_UNIT_COMPLETE);
+		unit_close_locked(tgid, id, UM_UNIT_COMPLETE);
 	um_unlock(held);
 	return 0;
 }

@@ -32,7 +32,7 @@ struct run_record {
 	const struct run_record_config *cfg;
 	struct proc_row *procs;
 	size_t n_procs, cap_procs;
-	/* finished units as the kernel sent them: 96 bytes each, JSON is made when written */
+	/* finished units as the kernel sent them: 112 bytes each, JSON is made when written */
 	struct um_unit_record *units;
 	size_t n_units, cap_units;
 	char *spec_json[UM_MAX_SPECS]; /* each spec as a JSON string, escaped once */

@@ -122,8 +122,9 @@ void kernel_choose_build(struct kernel_features *k)
 			 "unitmeter needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian's, "
 			 "Ubuntu's and RHEL's are from 5.10 / 5.15 / 5.14 on", k->release);
 	else if (!k->tracefs)
-		snprintf(why, size, "tracefs is not mounted at /sys/kernel/tracing (kmem:rss_stat is "
-			 "read from it): mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
+		snprintf(why, size, "tracefs is not mounted at /sys/kernel/tracing (where the kernel's "
+			 "kmem:rss_stat tracepoint, which the memory program attaches to, is checked "
+			 "for): mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
 	else if (strcmp(k->lockdown, "confidentiality") == 0)
 		snprintf(why, size, "kernel lockdown is in confidentiality mode, which forbids BPF "
 			 "programs to read kernel memory: boot with lockdown=integrity or none (or "

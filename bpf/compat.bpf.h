@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel as the programs see it: the constants taken from its headers, and a shim for
+ * every difference between the kernels unitmeter runs on. Each shim names the kernel change it
+ * follows. This file and the counter reader (rss.bpf.c: mm_counter_bytes) are the only places
+ * that read UM_BASELINE (`make bpf-layout-check`): code elsewhere asks for a feature.
+ *
+ * The programs are built twice from these sources (Makefile), and the loader picks the object
+ * the running kernel can take (user/trace/kernel.c):
+ * - UM_BASELINE 0: kernels that keep mm counters per CPU (mm->rss_stat is percpu_counter[]),
+ *   which also have every newer BPF feature used here: fetching atomics, task storage,
+ *   bpf_get_current_task_btf, attach cookies, the kfunc bpf_rdonly_cast.
+ * - UM_BASELINE 1: what a 5.10 kernel offers. mm counters are plain atomics with a private cache
+ *   in each thread (task->rss_stat), read where they change (rss.bpf.c); the only atomic is the
+ *   plain add, so read-modify-write runs under one lock (um_lock); tracked threads are known by
+ *   their threads entry; each unit spec has its own entry program instead of a cookie.
+ */
+#ifndef UNITMETER_COMPAT_BPF_H
+#define UNITMETER_COMPAT_BPF_H
+
+#include "state.bpf.h"
+
+#ifndef UM_BASELINE
+#define UM_BASELINE 0
+#endif
+
+/*
+ * The features, each as the build has it (1) or not (0). The per-CPU build needs 6.2, and so
+ * has them all; the baseline build has none of them.
+ *
+ * Threads' private RSS caches (task->rss_stat), until 6.2: 'mm: convert mm's rss stats into
+ * percpu_counter' (f1a7941243c1) made the mm counters per CPU and removed the caches
+ * (SPLIT_RSS_COUNTING). The counter reader (rss.bpf.c) follows the same change.
+ */
+#define UM_HAVE_THREAD_RSS_CACHES UM_BASELINE
+/*
+ * Fetching atomics (fetch-add, xchg, cmpxchg), 5.12: 'bpf: Add BPF_FETCH field / create
+ * atomic_fetch_add instruction' (5ca419f2864a), 'bpf: Add instructions for atomic_[cmp]xchg'
+ * (5ffa25502b5a). Before them only the plain atomic add exists; 5.10's verifier refuses every
+ * fetching atomic, even where it cannot be reached (the Makefile checks the baseline object).
+ */
+#define UM_HAVE_FETCH_ATOMICS (!UM_BASELINE)
+/* Task storage for tracing programs, 5.11: 'bpf: Enable task local storage for tracing
+ * programs' (a10787e6d58c). */
+#define UM_HAVE_TASK_STORAGE (!UM_BASELINE)
+/* bpf_get_current_task_btf(), 5.11: the current task as a BTF pointer, loaded through directly. */
+#define UM_HAVE_TASK_BTF (!UM_BASELINE)
+/* The kfunc bpf_rdonly_cast, 6.2: 'bpf: Add a kfunc for generic type cast' (a35b9af4ec2c). */
+#define UM_HAVE_RDONLY_CAST (!UM_BASELINE)
+/* bpf_loop, 5.17: 'bpf: Add bpf_loop helper' (e6f2dd0f8067). */
+#define UM_HAVE_BPF_LOOP (!UM_BASELINE)
+/*
+ * Attach cookies, 5.15: 'bpf: Allow to specify user-provided bpf_cookie for BPF perf links'
+ * (82e6b1eee6a8), 'bpf: Add bpf_get_attach_cookie() BPF helper to access bpf_cookie value'
+ * (7adfc6c9b315). No shim: both builds declare unit_enter and the unit_enter_N programs
+ * (units.bpf.c), and the loader loads those the kernel can take.
+ */
+/*
+ * task_struct::__state, 5.14: 'sched: Change task_struct::state' (2f064a59a11f); before it the
+ * field is `state`. Every kernel of the per-CPU build has it; the baseline build runs on kernels
+ * from 5.10, so asks (task_is_dead).
+ */
+#define UM_HAVE_TASK___STATE (!UM_BASELINE)
+
+/* include/linux/sched.h: a task's state on its final switch-out */
+#define UM_TASK_DEAD 0x00000080
+/* include/linux/sched/signal.h */
+#define UM_SIGNAL_GROUP_EXIT 0x00000004
+#define UM_PAGE_SIZE 4096
+/* include/linux/sched.h */
+#define UM_PF_IO_WORKER 0x00000010
+#define UM_PF_KTHREAD 0x00200000
+/* include/uapi/asm-generic/errno-base.h: what a BPF_NOEXIST update returns for a key present */
+#define UM_EEXIST 17
+
+/*
+ * An index into the per-CPU arrays, masked at the access (UM_MAX_CPUS is a power of two):
+ * verifiers before 6.x forget a value's bound when the compiler spills it to the stack, even
+ * after the code has checked it.
+ */
+#define CPU_SLOT(cpu)                                                                      \
+	({                                                                                 \
+		__u32 __slot = (cpu);                                                      \
+		/* hidden from the compiler, which would drop a mask it knows is void */   \
+		asm volatile("" : "+r"(__slot));                                           \
+		__slot & (UM_MAX_CPUS - 1);                                                \
+	})
+_Static_assert((UM_MAX_CPUS & (UM_MAX_CPUS - 1)) == 0, "UM_MAX_CPUS is a power of two");
+
+/*
+ * Set by the loader when the kernel's threads keep private RSS caches (thread_rss_caches); known
+ * false at compile time in a build for kernels without them: its code and relocations go.
+ */
+#define UM_THREAD_CACHES (UM_HAVE_THREAD_RSS_CACHES && thread_rss_caches)
+
+/*
+ * Read-modify-write of shared counters. With fetching atomics they are the compiler's builtins;
+ * without, the same steps as plain code, inside um_lock().
+ */
+#if UM_HAVE_FETCH_ATOMICS
+#define um_fetch_add(p, v) __sync_fetch_and_add(p, v)
+#define um_cas(p, expected, desired) __sync_val_compare_and_swap(p, expected, desired)
+#define um_xchg(p, v) __sync_lock_test_and_set(p, v)
+#else
+#define um_fetch_add(p, v)                                                         \
+	({                                                                         \
+		__typeof__(*(p)) __old = *(p);                                     \
+		*(p) = __old + (v);                                                \
+		__old;                                                             \
+	})
+#define um_cas(p, expected, desired)                                               \
+	({                                                                         \
+		__typeof__(*(p)) __seen = *(p);                                    \
+		if (__seen == (expected))                                          \
+			*(p) = (desired);                                          \
+		__seen;                                                            \
+	})
+#define um_xchg(p, v)                                                              \
+	({                                                                         \
+		__typeof__(*(p)) __seen = *(p);                                    \
+		*(p) = (v);                                                        \
+		__seen;                                                            \
+	})
+#endif
+
+/* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
+#define UM_LOCK_TRIES 256
+
+/*
+ * The baseline's one lock, around every read-modify-write of shared accounting state (the
+ * functions named *_locked run inside it): taken by inserting its key (an insert that fails
+ * while the key is there), released by deleting it. BPF spin locks are refused to tracing
+ * programs on these kernels. Not had in time (a holder interrupted, or nested on this CPU), the
+ * update runs unlocked and lock_timeouts says so. Returns whether it is held; with fetching
+ * atomics it is never taken.
+ */
+static __always_inline bool um_lock(void)
+{
+#if !UM_HAVE_FETCH_ATOMICS
+	__u32 key = 0, one = 1;
+
+	for (int i = 0; i < UM_LOCK_TRIES; i++)
+		if (!bpf_map_update_elem(&baseline_lock, &key, &one, BPF_NOEXIST))
+			return true;
+	__sync_fetch_and_add(&lock_timeouts, 1);
+#endif
+	return false;
+}
+
+static __always_inline void um_unlock(bool held)
+{
+#if !UM_HAVE_FETCH_ATOMICS
+	__u32 key = 0;
+
+	if (held)
+		bpf_map_delete_elem(&baseline_lock, &key);
+#endif
+}
+
+/*
+ * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,
+ * outside any lock; without a fetching add, the count is subtracted the same way and read after,
+ * under the lock, so two threads dying at once cannot both read the last.
+ */
+static __always_inline bool live_threads_drop_locked(struct um_proc *proc)
+{
+#if UM_HAVE_FETCH_ATOMICS
+	return __sync_fetch_and_add(&proc->live_threads, -1) == 1;
+#else
+	__sync_fetch_and_add(&proc->live_threads, -1);
+	return *(volatile __u32 *)&proc->live_threads == 0;
+#endif
+}
+
+/*
+ * Take what a CPU holds: an exchange, since the CPU itself may be adding at the same time. A
+ * plain load first: most of the time there is nothing, and the exchange is a locked write.
+ * Without an exchange, what was read is taken out with a plain add: the CPU's own adds
+ * meanwhile stay; two CPUs taking the same bytes would both charge them, so only a CPU's own are
+ * taken (cpu_pending_takeable).
+ */
+static __always_inline __u64 cpu_pending_take(__u32 cpu)
+{
+	__u64 bytes;
+
+	if (cpu >= UM_MAX_CPUS || !cpu_pending_alloc[CPU_SLOT(cpu)].bytes)
+		return 0;
+#if UM_HAVE_FETCH_ATOMICS
+	bytes = __sync_lock_test_and_set(&cpu_pending_alloc[CPU_SLOT(cpu)].bytes, 0);
+#else
+	bytes = cpu_pending_alloc[CPU_SLOT(cpu)].bytes;
+	__sync_fetch_and_add(&cpu_pending_alloc[CPU_SLOT(cpu)].bytes, -bytes);
+#endif
+	return bytes;
+}
+
+/*
+ * Whether this CPU may take what another CPU holds (cpu_pending_take): with an exchange, any;
+ * without, only its own, and another CPU's bytes go at that thread's switch-out.
+ */
+static __always_inline bool cpu_pending_takeable(__u32 cpu)
+{
+	return UM_HAVE_FETCH_ATOMICS || cpu == bpf_get_smp_processor_id();
+}
+
+/*
+ * A bounded loop whose body is a callback, long (*fn)(__u64 index, void *ctx) returning 1 to
+ * stop: bpf_loop where the kernel has it, so the verifier walks the body once instead of once
+ * per iteration (most of the programs' load time was such loops); a plain loop before.
+ * Evaluates to the iterations run.
+ */
+#if UM_HAVE_BPF_LOOP
+#define UM_LOOP(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
+#else
+#define UM_LOOP(n, fn, ctx)                                                                \
+	({                                                                                 \
+		long __i;                                                                  \
+		for (__i = 0; __i < (long)(n); __i++)                                      \
+			if ((fn)(__i, (ctx)))                                              \
+				break;                                                     \
+		__i;                                                                       \
+	})
+#endif
+
+/*
+ * Slots searched for a free one (units.bpf.c). Only open units hold slots, so the search fails
+ * only while this many units are open at once. With bpf_loop, all of them; a plain loop is
+ * verified step by step, and the verifier refuses a path of more than 8192 jumps.
+ */
+#if UM_HAVE_BPF_LOOP
+#define UM_UNIT_SEARCH UM_UNIT_SLOTS
+#else
+#define UM_UNIT_SEARCH 512
+#endif
+
+/*
+ * Fields of the current task. bpf_get_current_task_btf() gives a pointer the verifier lets us
+ * load through; before it, the task's address is a number, read with probe reads.
+ */
+#if UM_HAVE_TASK_BTF
+/*
+ * A task pointer as a read-only, untrusted one: loads through it stay direct (fault-safe) loads,
+ * and the verifier no longer asks, for every pointer they yield, whether its type is trusted, a
+ * search of the kernel's BTF by name (on 6.18 ~40% of the programs' load time went there). It
+ * is the kfunc bpf_rdonly_cast (a register move at run time) behind a call of rss.bpf.c: libbpf
+ * 1.1's linker cannot link one kfunc declared in several objects.
+ */
+extern struct task_struct *um_untrusted_task(struct task_struct *task);
+#define UM_UNTRUSTED_TASK(p) um_untrusted_task(p)
+#define current_task() bpf_get_current_task_btf()
+#define TASK_READ(task, field) (um_untrusted_task(task)->field)
+#else
+#define UM_UNTRUSTED_TASK(p) (p)
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#define TASK_READ(task, ...) BPF_CORE_READ(task, __VA_ARGS__)
+#endif
+#define CURRENT_READ(...) TASK_READ(current_task(), __VA_ARGS__)
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+/* The task's state field before 5.14 (UM_HAVE_TASK___STATE). */
+struct task_struct___state_before_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether a task switching out is dead (its final switch). The tracepoint names the state only
+ * from 5.18 on; the task's own field is what it reports.
+ */
+static __always_inline bool task_is_dead(struct task_struct *task)
+{
+#if !UM_HAVE_TASK___STATE
+	if (!bpf_core_field_exists(task->__state))
+		return ((struct task_struct___state_before_5_14 *)task)->state & UM_TASK_DEAD;
+#endif
+	return task->__state & UM_TASK_DEAD;
+}
+
+/*
+ * The map of the marks (tracked_tasks, state.bpf.h): task storage; before it, the threads map
+ * is the mark, and this stays empty.
+ */
+#if UM_HAVE_TASK_STORAGE
+struct um_task_marks {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+};
+#else
+struct um_task_marks {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, __u32);
+};
+#endif
+
+static __always_inline bool current_marked(void)
+{
+#if UM_HAVE_TASK_STORAGE
+	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+#else
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&threads, &tid) != NULL;
+#endif
+}
+
+/* Whether a task that has a threads entry carries the mark (not a stale entry's reused tid). */
+static __always_inline bool task_marked(struct task_struct *task)
+{
+#if UM_HAVE_TASK_STORAGE
+	return bpf_task_storage_get(&tracked_tasks, task, 0, 0) != NULL;
+#else
+	return true;
+#endif
+}
+
+/* Mark a task as tracked; a failure (out of memory) is counted like a full map. */
+static __always_inline void mark_tracked(struct task_struct *task)
+{
+#if UM_HAVE_TASK_STORAGE
+	/* an unmarked tracked task would be skipped: from now on, look every event up */
+	if (!bpf_task_storage_get(&tracked_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
+		__sync_fetch_and_add(&map_full, 1);
+		trust_marks = 0;
+	}
+#endif
+}
+
+/* The runqueue's count of interrupt time (CONFIG_IRQ_TIME_ACCOUNTING, not on every kernel). */
+struct rq___irq_time {
+	u64 prev_irq_time;
+} __attribute__((preserve_access_index));
+
+/*
+ * Time taken from the tasks of the CPU this task runs on, cumulative, as of the runqueue's last
+ * clock update: what the hypervisor stole (CONFIG_PARAVIRT_TIME_ACCOUNTING) and what interrupts
+ * took (CONFIG_IRQ_TIME_ACCOUNTING). The thread clocks exclude both, so a wall-clock span of a
+ * running slice is corrected by this much. ("steal" below means both.) 0 where neither is kept.
+ */
+static __always_inline __u64 rq_steal_ns(struct rq *rq)
+{
+	__u64 ns = 0;
+
+	if (!rq)
+		return 0;
+#if UM_HAVE_TASK_BTF
+	/* direct BTF loads, not probe-read calls: this runs twice for every unit */
+	if (bpf_core_field_exists(rq->prev_steal_time_rq))
+		ns += rq->prev_steal_time_rq;
+	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
+		ns += ((struct rq___irq_time *)rq)->prev_irq_time;
+#else
+	/* the runqueue's address may be a plain number here (probe-read from the current task) */
+	if (bpf_core_field_exists(rq->prev_steal_time_rq))
+		ns += BPF_CORE_READ(rq, prev_steal_time_rq);
+	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
+		ns += BPF_CORE_READ((struct rq___irq_time *)rq, prev_irq_time);
+#endif
+	return ns;
+}
+
+static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
+{
+	struct cfs_rq *cfs_rq = UM_UNTRUSTED_TASK(task)->se.cfs_rq;
+
+	return cfs_rq ? rq_steal_ns(cfs_rq->rq) : 0;
+}
+
+/* task_cpu_steal_ns() of the current task. */
+static __always_inline __u64 current_cpu_steal_ns(void)
+{
+#if UM_HAVE_TASK_BTF
+	return task_cpu_steal_ns(bpf_get_current_task_btf());
+#else
+	struct cfs_rq *cfs_rq = CURRENT_READ(se.cfs_rq);
+
+	return cfs_rq ? rq_steal_ns(BPF_CORE_READ(cfs_rq, rq)) : 0;
+#endif
+}
+
+#endif /* UNITMETER_COMPAT_BPF_H */
