@@ -258,9 +258,21 @@ Test(python, other_calls_are_not_units)
 {
 	const char *mode[] = { "--mode", "calls", "--n", "1000000", NULL };
 	struct um_result r;
-	json_t *units = run_py(&r, DEBIAN_PYTHON, mode);
+	json_t *units = run_py(&r, DEBIAN_PYTHON, mode), *fit;
+	double cpu, body, outer;
 
-	cr_expect_eq(json_array_size(units), 1);
+	cr_assert_eq(json_array_size(units), 1);
+	/* the unit is the fit, between its own thread clock and its caller's, and none of the two
+	 * million other calls around it */
+	fit = jget(r.truth, "fit");
+	cpu = jnum(json_array_get(units, 0), "cpu_s");
+	body = jnum(fit, "cpu_s");
+	outer = jnum(fit, "outer_cpu_s");
+	cr_expect(cpu >= body * 0.98 && cpu <= outer * 1.02,
+		  "unit cpu %.4f s; the fit's own clock %.4f s, its caller's %.4f s", cpu, body, outer);
+	/* more than the bound's 2%: a unit that took them in would be past it */
+	cr_expect_gt(jnum(r.truth, "other_calls_cpu_s"), 0.05 * outer,
+		     "the other calls: %.3f s of CPU", jnum(r.truth, "other_calls_cpu_s"));
 	um_result_free(&r);
 }
 

@@ -189,9 +189,30 @@ Test(run, shell_pipeline_counts_every_process)
 	/* sh, two children of the pipeline, and one grandchild through a subshell */
 	const char *args[] = { "run", "/bin/sh", "-c", "/bin/true | /bin/cat; (/bin/true)", NULL };
 
+	const char *comms[] = { "sh", "true", "cat" };
+	size_t want[] = { 1, 2, 1 }, seen[3] = { 0 }, i;
+	json_t *procs, *p;
+	long sh_pid;
+
 	um_run(&r, true, args);
 	cr_assert_eq(r.status, 0, "unitmeter failed: %s", r.err);
-	cr_expect_geq(jnum(jget(r.manifest, "run"), "processes"), 4);
+	/* exactly those four: Debian's sh (dash) forks the two sides of the pipe and the subshell,
+	 * which execs its last command without forking again */
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "processes"), 4);
+	procs = jget(jget(r.manifest, "run"), "per_process");
+	cr_assert_eq(json_array_size(procs), 4);
+	sh_pid = (long)jnum(json_array_get(procs, 0), "pid");
+	json_array_foreach(procs, i, p) {
+		const char *comm = json_string_value(jget(p, "comm"));
+
+		for (size_t c = 0; c < 3; c++)
+			seen[c] += comm && !strcmp(comm, comms[c]);
+		if (i > 0)
+			cr_expect_eq((long)jnum(p, "ppid"), sh_pid, "%s's parent", comm);
+		cr_expect_eq(jnum(p, "exit_status"), 0);
+	}
+	for (size_t c = 0; c < 3; c++)
+		cr_expect_eq(seen[c], want[c], "%s seen %zu times", comms[c], seen[c]);
 	cr_expect_eq(jnum(jget(r.manifest, "run"), "lost_events"), 0);
 	um_result_free(&r);
 }

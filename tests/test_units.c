@@ -215,14 +215,36 @@ Test(units, a_joined_thread_is_not_counted_in_the_next_unit)
 	um_result_free(&r);
 }
 
+/*
+ * A recursive unit function: one unit per outermost call, from its entry to its own return.
+ * Each of the 6 levels burns 15 ms after its inner call returns, so a unit that an inner
+ * return closed (or an inner entry opened) would miss up to 90 ms of the outermost body's CPU.
+ */
 Test(units, recursion_counts_once)
 {
-	const char *mode[] = { "--mode", "recursion", "--units", "4", "--depth", "6", NULL };
+	const char *mode[] = { "--mode", "recursion", "--units", "4", "--depth", "6", "--cpu-ms",
+			       "20", "--level-ms", "15", NULL };
 	struct um_result r;
-	json_t *units = run_units(&r, mode);
+	json_t *units = run_units(&r, mode), *u, *t;
+	size_t i;
 
-	cr_expect_eq(json_array_size(units), 4, "4 outermost calls, each 7 deep: %zu units",
+	cr_assert_eq(json_array_size(units), 4, "4 outermost calls, each 7 deep: %zu units",
 		     json_array_size(units));
+	json_array_foreach(units, i, u) {
+		double cpu = jnum(u, "cpu_s");
+		double body, call;
+
+		t = json_array_get(jget(r.truth, "units"), i);
+		body = jnum(t, "recursion_cpu_ns") / 1e9;
+		call = jnum(t, "call_cpu_ns") / 1e9;
+		cr_expect_eq(jnum(u, "pid"), jnum(t, "pid"));
+		cr_expect_eq(jnum(u, "index"), (double)i);
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+		cr_expect_geq(body, 0.100, "the outermost body burns 20 + 6 x 15 ms: %.4f s", body);
+		cr_expect(cpu >= body * 0.98 && cpu <= call * 1.02,
+			  "unit %zu: cpu %.4f s; the outermost body's thread clock %.4f s, the call's "
+			  "process clock %.4f s", i, cpu, body, call);
+	}
 	um_result_free(&r);
 }
 

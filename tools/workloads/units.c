@@ -13,7 +13,9 @@
  *             helper's wake-up of it preempts the helper inside its exit, before the helper's
  *             last switch: the next unit opens while the kernel still runs a thread the program
  *             has joined
- *   recursion --units N --depth D  fit_unit calls itself D times
+ *   recursion --units N --depth D [--level-ms L]  fit_unit calls itself D times; each level burns
+ *             L ms of CPU after the inner call returns, so a unit that closed at the innermost
+ *             return would miss D x L ms (recursion_cpu_ns: the outermost body's thread clock)
  *   fork      --child-mib M --cpu-ms C  the unit forks a child that holds M MiB and burns C ms
  *   exit      two units, then one that calls exit(3) inside the unit
  *   kill      one unit, then one that SIGKILLs its own process inside the unit
@@ -52,6 +54,8 @@ struct job {
 	long threads;
 	long thread_mib; /* touched and unmapped by each helper thread before it burns */
 	long depth;
+	long level_ms;  /* recursion: CPU each level burns after its inner call returns */
+	int recursing;  /* set by the outermost call */
 	long child_mib;
 	int exit_inside, kill_inside;
 	char *const *exec_argv; /* exec this inside the unit, after the CPU work */
@@ -61,6 +65,7 @@ struct job {
 	/* truth, filled by the unit */
 	uint64_t cpu_ns, proc_cpu_ns;
 	uint64_t call_cpu_ns;   /* the caller's process clock across the call (cpu, fork modes) */
+	uint64_t recursion_cpu_ns; /* the outermost call's thread clock across its whole body */
 	long long rss_before, rss_hold;
 	pid_t child;
 	uint64_t child_cpu_ns;
@@ -107,8 +112,15 @@ static void *burn_thread(void *arg)
 __attribute__((noinline, used)) void fit_unit(struct job *j)
 {
 	if (j->depth > 0) {
+		int outermost = !j->recursing;
+		uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		j->recursing = 1;
 		j->depth--;
 		fit_unit(j);
+		burn_cpu_ns(j->level_ms * 1000000ULL);
+		if (outermost)
+			j->recursion_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
 		return;
 	}
 	uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -223,11 +235,12 @@ static int unit_json(char *buf, size_t len, int first, const struct job *j)
 	return snprintf(buf, len,
 			"%s{\"pid\": %d, \"bytes\": %ld, \"rss_before\": %lld, \"rss_hold\": %lld, "
 			"\"cpu_ns\": %llu, \"call_cpu_ns\": %llu, \"proc_cpu_ns\": %llu, \"child\": %d, "
-			"\"child_cpu_ns\": %llu, \"child_rss_hold\": %lld}",
+			"\"child_cpu_ns\": %llu, \"child_rss_hold\": %lld, \"recursion_cpu_ns\": %llu}",
 			first ? "" : ", ", getpid(), j->mib * (long)MIB + j->kib * 1024, j->rss_before, j->rss_hold,
 			(unsigned long long)j->cpu_ns, (unsigned long long)j->call_cpu_ns,
 			(unsigned long long)j->proc_cpu_ns, j->child,
-			(unsigned long long)j->child_cpu_ns, j->child_rss_hold);
+			(unsigned long long)j->child_cpu_ns, j->child_rss_hold,
+			(unsigned long long)j->recursion_cpu_ns);
 }
 
 static void print_unit(int first, const struct job *j)
@@ -308,6 +321,7 @@ int main(int argc, char **argv)
 			struct job j = base;
 
 			j.depth = arg_long(argc, argv, "--depth", 0);
+			j.level_ms = arg_long(argc, argv, "--level-ms", 0);
 			call_fit_unit(&j);
 			print_unit(i == 0, &j);
 		}
