@@ -41,19 +41,6 @@ static double max_of(const double *v, size_t n)
 	return m;
 }
 
-/* um_percentile sorts its input: work on a copy so the caller's order stays. */
-static double percentile_of(const double *v, size_t n, double q)
-{
-	double *copy = malloc(n * sizeof(*copy)), r;
-
-	if (!copy)
-		return max_of(v, n); /* the safe side of any percentile */
-	memcpy(copy, v, n * sizeof(*copy));
-	r = um_percentile(copy, n, q);
-	free(copy);
-	return r;
-}
-
 static long long ceil_div(long long a, long long b)
 {
 	return (a + b - 1) / b;
@@ -95,19 +82,19 @@ static void unit_statistics(struct projection *p, const struct project_input *in
 	double out_max = -1;
 
 	p->used_max = opt->time_max || in->n < MIN_UNITS_FOR_P90;
-	p->wall_median_s = percentile_of(in->wall_s, in->n, 50);
+	p->wall_median_s = um_percentile_of(in->wall_s, in->n, 50);
 	p->wall_max_s = max_of(in->wall_s, in->n);
-	p->wall_unit_s = p->used_max ? p->wall_max_s : percentile_of(in->wall_s, in->n, 90);
+	p->wall_unit_s = p->used_max ? p->wall_max_s : um_percentile_of(in->wall_s, in->n, 90);
 	p->peak_unit_bytes = max_of(in->peak_rss_bytes, in->n);
-	p->peak_median_bytes = percentile_of(in->peak_rss_bytes, in->n, 50);
+	p->peak_median_bytes = um_percentile_of(in->peak_rss_bytes, in->n, 50);
 	p->charge_unit_bytes = -1;
 	p->charge_median_bytes = -1;
 	if (!in->charge_unknown[0]) {
 		p->charge_unit_bytes = max_of(in->peak_charge_bytes, in->n);
-		p->charge_median_bytes = percentile_of(in->peak_charge_bytes, in->n, 50);
+		p->charge_median_bytes = um_percentile_of(in->peak_charge_bytes, in->n, 50);
 	}
 	p->cpu_utilisation_unit = p->used_max ? max_of(in->cpu_utilisation, in->n)
-					      : percentile_of(in->cpu_utilisation, in->n, 90);
+					      : um_percentile_of(in->cpu_utilisation, in->n, 90);
 	for (size_t i = 0; i < in->n; i++)
 		if (in->output_bytes[i] >= 0 && in->output_bytes[i] > out_max)
 			out_max = in->output_bytes[i];

@@ -131,6 +131,9 @@ struct projection {
 int um_project(const struct project_input *in, const struct project_options *opt,
 	       struct projection *out, char *err, size_t errlen);
 
+/* The q-th percentile (0..100) of n > 0 values, which keep their order (um_percentile sorts). */
+double um_percentile_of(const double *v, size_t n, double q);
+
 /* The time model of a calibration (pure, like um_project; -1 out of memory), and one task's
  * time under it. */
 int um_time_model(const struct project_input *in, const struct project_options *opt,

@@ -37,8 +37,7 @@ static int by_process_then_rank(const void *a, const void *b)
 	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* um_percentile sorts its input: a copy keeps the caller's order. */
-static double percentile_copy(const double *v, size_t n, double q)
+double um_percentile_of(const double *v, size_t n, double q)
 {
 	double *copy = malloc(n * sizeof(*copy)), r;
 	size_t i;
@@ -83,7 +82,7 @@ static double mark_warmup(const struct project_input *in, const struct placed_un
 		free(later);
 		return 0;
 	}
-	threshold = UM_WARMUP_FACTOR * percentile_copy(later, n_later, 50);
+	threshold = UM_WARMUP_FACTOR * um_percentile_of(later, n_later, 50);
 	if (later_max > threshold)
 		threshold = later_max;
 	free(later);
@@ -131,7 +130,7 @@ static void steady_statistics(const struct project_input *in, const bool *warmup
 				tm->unit_max_s = in->cycle_s[i];
 		}
 	tm->unit_sd_s = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
-	tm->unit_p90_s = steady ? percentile_copy(steady, n, 90) : tm->unit_max_s;
+	tm->unit_p90_s = steady ? um_percentile_of(steady, n, 90) : tm->unit_max_s;
 	free(steady);
 }
 
