@@ -32,6 +32,16 @@ static struct project_input input_of(struct fixture_units *f, size_t n, double f
 	return in;
 }
 
+/* One core, a MiB and nothing written for each of n units: for tests of the time alone. */
+static void plain_units(struct fixture_units *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		f->util[i] = 1;
+		f->peak[i] = MIB;
+		f->out[i] = 0;
+	}
+}
+
 static bool has_note(const struct projection *p, const char *text)
 {
 	for (size_t i = 0; i < p->n_notes; i++)
@@ -361,11 +371,7 @@ Test(project, sum_of_mixed_units_is_near_n_times_the_mean)
 	struct projection p;
 	char err[256];
 
-	for (int i = 0; i < 8; i++) {
-		f.util[i] = 1;
-		f.peak[i] = MIB;
-		f.out[i] = 0;
-	}
+	plain_units(&f, 8);
 	in = input_of(&f, 8, -1);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* mean 1.5, sample sd sqrt(6 / 7); 250 x 1.5 + 1.2815516 x 0.9258201 x sqrt(250) = 393.76 s
@@ -389,11 +395,7 @@ Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 	struct projection p;
 	char err[256];
 
-	for (int i = 0; i < 8; i++) {
-		f.util[i] = 1;
-		f.peak[i] = MIB;
-		f.out[i] = 0;
-	}
+	plain_units(&f, 8);
 	in = input_of(&f, 8, -1);
 	in.process = process;
 	in.rank = rank;
@@ -424,11 +426,7 @@ Test(project, replaced_workers_warm_up_again)
 	struct projection p;
 	char err[256];
 
-	for (int i = 0; i < 8; i++) {
-		f.util[i] = 1;
-		f.peak[i] = MIB;
-		f.out[i] = 0;
-	}
+	plain_units(&f, 8);
 	in = input_of(&f, 8, -1);
 	in.process = process;
 	in.rank = rank;
@@ -484,11 +482,7 @@ Test(project, few_or_spread_units_say_how_many_to_calibrate_on)
 	struct projection p;
 	char err[256];
 
-	for (int i = 0; i < 6; i++) {
-		f.util[i] = 1;
-		f.peak[i] = MIB;
-		f.out[i] = 0;
-	}
+	plain_units(&f, 6);
 	/* mean 3.5, sd 1.8708 (53%): +-1.645 x 0.5345 / sqrt(6) = +-36%; for +-10%:
 	 * (1.645 x 0.5345 / 0.1)^2 = 77.3 -> 78 units */
 	in = input_of(&f, 6, -1);
