@@ -4,7 +4,8 @@ pids and time.thread_time() deltas. Runs on CPython 3.6+; numpy only with --nump
 
   alloc  --sizes 32,64,16 [--numpy]   each fit holds an array of that many MiB for 5 ms
   counts                              plain calls, a recursive call and one that raises
-  pool   --start fork|spawn|forkserver|executor|joblib   two workers, CPU-bound fits
+  pool   --start fork|spawn|forkserver|executor|joblib [--units 4]   two workers, CPU-bound
+         fits of 0.3 s each
   method                              Model.fit, and py_units_mod:solve through the import hook
   calls  --n 1000000                  a million calls of other functions around one fit of 0.2 s
 """
@@ -85,7 +86,7 @@ def main():
         out["calls"] = calls
     elif mode == "pool":
         start = arg("--start", "fork")
-        work = [0.3, 0.3, 0.3, 0.3]
+        work = [0.3] * int(arg("--units", "4"))
         if start == "executor":
             from concurrent.futures import ProcessPoolExecutor
             with ProcessPoolExecutor(max_workers=2) as pool:
