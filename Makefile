@@ -51,7 +51,8 @@ SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-TEST_SRCS := $(wildcard tests/*.c)
+# tests/bpf/: the white-box tier (the model's arithmetic on the host, the skeleton's state).
+TEST_SRCS := $(wildcard tests/*.c tests/bpf/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
 # One binary, so Criterion's closing line is the suite's.
 TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
@@ -146,6 +147,7 @@ $(SPANK): spank/unitmeter_spank.c
 # Tests link the user objects (pure functions are tested directly) and run the binary.
 $(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -c $< -o $@
 
 $(TEST_BIN): $(TEST_OBJS) $(USER_OBJS)
@@ -409,4 +411,4 @@ fuzz: deps $(FUZZ_BINS)
 clean:
 	rm -rf .output .output-san .output-fuzz unitmeter
 
--include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/bpf/*.d)

@@ -3,94 +3,15 @@
  * The accounting model: how a change is added to the figures of a process, its mm, the group
  * and the open units whose scope holds it. Included by each *.bpf.c.
  *
- * The first part is arithmetic on values and lists only: no map, no helper, no kernel type; it
- * needs unitmeter.h's types and um_cas (compat.bpf.h), so it can be compiled on the host. The
- * second part applies it to the maps.
+ * Its arithmetic on values and lists (model_pure.bpf.h) needs no map, helper or kernel type,
+ * so the host compiles and tests it (tests/bpf/); the scope lists' upkeep (model_scope.bpf.h)
+ * needs only unit_get. This file applies them to the maps.
  */
 #ifndef UNITMETER_MODEL_BPF_H
 #define UNITMETER_MODEL_BPF_H
 
 #include "compat.bpf.h"
-
-/* --- arithmetic ---------------------------------------------------------------------------- */
-
-/*
- * Raise a maximum shared by all CPUs. A plain compare-and-store can lose the higher of two racing
- * values; the CAS retries only while another CPU keeps raising it, so a few rounds suffice.
- */
-static __always_inline void raise_to(__u64 *max, __u64 value)
-{
-	__u64 seen = *max;
-
-	for (int i = 0; i < 3 && value > seen; i++) {
-		__u64 prev = um_cas(max, seen, value);
-
-		if (prev == seen)
-			break;
-		seen = prev;
-	}
-}
-
-/* The same for a peak of a signed sum: a sum at or below zero raises nothing. */
-static __always_inline void peak_raise(__u64 *peak, __s64 value)
-{
-	if (value > 0)
-		raise_to(peak, (__u64)value);
-}
-
-/* A wall-clock span on one CPU, less the steal measured on that CPU between its ends. */
-static __always_inline __u64 on_cpu_span(__u64 wall_ns, __u64 steal_start, __u64 steal_end)
-{
-	__u64 stolen = steal_end > steal_start ? steal_end - steal_start : 0;
-
-	return stolen < wall_ns ? wall_ns - stolen : 0;
-}
-
-/*
- * A unit's id is its sequence number times UM_UNIT_SLOTS plus its slot (unitmeter.h); the slot
- * of an id, or of a sequence number (where its search for a free slot begins).
- */
-static __always_inline __u32 unit_slot(__u64 id_or_seq)
-{
-	return (__u32)(id_or_seq & (UM_UNIT_SLOTS - 1));
-}
-
-static __always_inline __u64 unit_id(__u64 seq, __u32 slot)
-{
-	return seq * UM_UNIT_SLOTS + slot;
-}
-
-/*
- * A thread's RSS cache (rss_cache.bpf.h) folded into its copy: the copy takes the kernel's
- * counts, except `folding`, the member the kernel is folding into the mm at this very event
- * (its new counter value already holds it, and the cache is zeroed right after): taken as 0.
- * Returns the change in pages.
- */
-static __always_inline __s64 cache_fold(__s32 copy[UM_MM_NR_MEMBERS],
-					const int count[UM_MM_NR_MEMBERS], int folding)
-{
-	__s32 file = folding == UM_MM_FILEPAGES ? 0 : count[UM_MM_FILEPAGES];
-	__s32 anon = folding == UM_MM_ANONPAGES ? 0 : count[UM_MM_ANONPAGES];
-	__s32 shmem = folding == UM_MM_SHMEMPAGES ? 0 : count[UM_MM_SHMEMPAGES];
-	__s64 pages = (__s64)(file - copy[UM_MM_FILEPAGES]) + (anon - copy[UM_MM_ANONPAGES]) +
-		      (shmem - copy[UM_MM_SHMEMPAGES]);
-
-	copy[UM_MM_FILEPAGES] = file;
-	copy[UM_MM_ANONPAGES] = anon;
-	copy[UM_MM_SHMEMPAGES] = shmem;
-	return pages;
-}
-
-/* A scope list (UM_SCOPE_DEPTH ids, newest first) without this unit. */
-static __always_inline void units_remove(__u64 *list, __u64 id)
-{
-	if (list[0] == id) {
-		list[0] = list[1];
-		list[1] = 0;
-	} else if (list[1] == id) {
-		list[1] = 0;
-	}
-}
+#include "model_pure.bpf.h"
 
 /* --- on the maps --------------------------------------------------------------------------- */
 
@@ -125,32 +46,7 @@ static __always_inline struct um_unit *unit_get(__u64 id)
 	return unit && unit->id == id ? unit : NULL;
 }
 
-/*
- * A unit already closed is only a stale id in a list: nothing can be charged to it. (No map of
- * its own but unit_get's: a host test compiles it with a unit_get of its own.)
- */
-static __always_inline void units_prune(__u64 *list)
-{
-	if (list[1] && !unit_get(list[1]))
-		list[1] = 0;
-	if (list[0] && !unit_get(list[0])) {
-		list[0] = list[1];
-		list[1] = 0;
-	}
-}
-
-/*
- * Lists keep the ids of units that closed while the process lived in them (a closing unit
- * does not walk every process): they are dropped here, before they could count as overflow.
- */
-static __always_inline void units_push(__u64 *list, __u64 id)
-{
-	units_prune(list);
-	if (list[UM_SCOPE_DEPTH - 1])
-		__sync_fetch_and_add(&scope_overflows, 1);
-	list[1] = list[0];
-	list[0] = id;
-}
+#include "model_scope.bpf.h"
 
 /* Apply a change of scope RSS to one open unit (missing: the unit already closed). */
 static __always_inline void unit_rss_apply_locked(__u64 id, __s64 delta)

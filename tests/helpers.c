@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -306,4 +307,99 @@ pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* ---- BPF objects a process holds, and whether the kernel still has them ------------------- */
+
+static const char *const bpf_kinds[3] = { "prog", "link", "map" };
+static const char *const fdinfo_keys[3] = { "prog_id:", "link_id:", "map_id:" };
+
+void bpf_ids_add(struct bpf_ids *ids, int kind, unsigned id)
+{
+	for (int i = 0; i < ids->n[kind]; i++)
+		if (ids->id[kind][i] == id)
+			return;
+	if (ids->n[kind] < 128)
+		ids->id[kind][ids->n[kind]++] = id;
+}
+
+void bpf_ids_collect(pid_t pid, struct bpf_ids *ids)
+{
+	char dir[64], path[320];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char info[1024];
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, info, sizeof(info) - 1);
+		close(fd);
+		info[n > 0 ? n : 0] = '\0';
+		/* a link's fdinfo names its program too: the first kind found, in this order, wins */
+		for (int k = 1; k < 4; k++) {
+			const char *key = fdinfo_keys[k % 3], *at = strstr(info, key);
+
+			if (at) {
+				bpf_ids_add(ids, k % 3, (unsigned)strtoul(at + strlen(key), NULL, 10));
+				break;
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* Which of ids `bpftool KIND show -j` still lists; 0 when none. */
+static int still_loaded(const struct bpf_ids *ids, char *which, size_t len)
+{
+	int left = 0;
+
+	which[0] = '\0';
+	for (int k = 0; k < 3; k++) {
+		char cmd[64];
+		json_t *list, *obj;
+		size_t i;
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "bpftool %s show -j 2>/dev/null", bpf_kinds[k]);
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		list = json_loadf(p, 0, NULL);
+		pclose(p);
+		cr_assert(json_is_array(list), "bpftool %s show -j gave no JSON list", bpf_kinds[k]);
+		json_array_foreach(list, i, obj) {
+			unsigned id = (unsigned)json_integer_value(json_object_get(obj, "id"));
+
+			for (int j = 0; j < ids->n[k]; j++)
+				if (ids->id[k][j] == id) {
+					size_t used = strlen(which);
+
+					snprintf(which + used, len - used, " %s %u", bpf_kinds[k], id);
+					left++;
+				}
+		}
+		json_decref(list);
+	}
+	return left;
+}
+
+bool bpf_ids_gone(const struct bpf_ids *ids, char *which, size_t len)
+{
+	for (int i = 0; i < 60; i++) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		if (!still_loaded(ids, which, len))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
 }

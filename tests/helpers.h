@@ -66,6 +66,25 @@ pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s);
  */
 #define UM_SUITE_TIMEOUT_S 900
 
+/* The BPF programs, links and maps a process holds (bpf_ids_collect), by their kernel ids. */
+struct bpf_ids {
+	unsigned id[3][128]; /* prog, link, map */
+	int n[3];
+};
+
+void bpf_ids_add(struct bpf_ids *ids, int kind, unsigned id);
+/*
+ * The programs, links and maps pid holds, from /proc/PID/fdinfo: this bpftool is built without
+ * the "pids" feature, and other unitmeter instances (other tests) may load the same programs.
+ */
+void bpf_ids_collect(pid_t pid, struct bpf_ids *ids);
+/*
+ * Whether the kernel has let go of all of ids (`bpftool KIND show -j` lists none), waiting up
+ * to 3 s: it frees an object after its last reference drops, which may trail the close by an
+ * RCU grace period. When not, which names those left (" prog 12 map 40").
+ */
+bool bpf_ids_gone(const struct bpf_ids *ids, char *which, size_t len);
+
 /* |a-b| <= max(rel*|truth|, abs) */
 bool within(double value, double truth, double rel, double abs);
 

@@ -350,62 +350,6 @@ Test(reliability, unit_of_200_threads_matches_the_process_clock)
 
 /* ---- BPF objects a unitmeter process holds, and whether the kernel still has them ---------- */
 
-struct bpf_ids {
-	unsigned id[3][128]; /* prog, link, map */
-	int n[3];
-};
-
-static const char *const bpf_kinds[3] = { "prog", "link", "map" };
-static const char *const fdinfo_keys[3] = { "prog_id:", "link_id:", "map_id:" };
-
-static void ids_add(struct bpf_ids *ids, int kind, unsigned id)
-{
-	for (int i = 0; i < ids->n[kind]; i++)
-		if (ids->id[kind][i] == id)
-			return;
-	if (ids->n[kind] < 128)
-		ids->id[kind][ids->n[kind]++] = id;
-}
-
-/*
- * The programs, links and maps pid holds, from /proc/PID/fdinfo: this bpftool is built without
- * the "pids" feature, and other unitmeter instances (other tests) may load the same programs.
- */
-static void collect_fd_ids(pid_t pid, struct bpf_ids *ids)
-{
-	char dir[64], path[320];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", pid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char info[1024];
-		ssize_t n;
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		n = read(fd, info, sizeof(info) - 1);
-		close(fd);
-		info[n > 0 ? n : 0] = '\0';
-		/* a link's fdinfo names its program too: the first kind found, in this order, wins */
-		for (int k = 1; k < 4; k++) {
-			const char *key = fdinfo_keys[k % 3], *at = strstr(info, key);
-
-			if (at) {
-				ids_add(ids, k % 3, (unsigned)strtoul(at + strlen(key), NULL, 10));
-				break;
-			}
-		}
-	}
-	closedir(d);
-}
-
 struct watch {
 	pid_t *unitmeter;      /* shared with unitmeter's process, which writes its pid there */
 	int signal;            /* sent to unitmeter once it holds `needed` objects of bpf_kinds[kind] */
@@ -480,10 +424,10 @@ static void *watch_thread(void *arg)
 		if (pid > 0) {
 			struct bpf_ids now = { 0 };
 
-			collect_fd_ids(pid, &now);
+			bpf_ids_collect(pid, &now);
 			for (int k = 0; k < 3; k++)
 				for (int i = 0; i < now.n[k]; i++)
-					ids_add(&w->ids, k, now.id[k][i]);
+					bpf_ids_add(&w->ids, k, now.id[k][i]);
 			if (w->signal && !w->signalled &&
 			    now.n[w->kind] >= w->needed && (!w->after_exec || command_started(pid))) {
 				pid_t kids[8];
@@ -522,40 +466,6 @@ static void watch_stop(struct watch *w)
 	munmap(w->unitmeter, sizeof(pid_t));
 }
 
-/* Which of ids `bpftool KIND show -j` still lists; 0 when none. */
-static int still_loaded(const struct bpf_ids *ids, char *which, size_t len)
-{
-	int left = 0;
-
-	which[0] = '\0';
-	for (int k = 0; k < 3; k++) {
-		char cmd[64];
-		json_t *list, *obj;
-		size_t i;
-		FILE *p;
-
-		snprintf(cmd, sizeof(cmd), "bpftool %s show -j 2>/dev/null", bpf_kinds[k]);
-		p = popen(cmd, "r");
-		cr_assert_not_null(p);
-		list = json_loadf(p, 0, NULL);
-		pclose(p);
-		cr_assert(json_is_array(list), "bpftool %s show -j gave no JSON list", bpf_kinds[k]);
-		json_array_foreach(list, i, obj) {
-			unsigned id = (unsigned)json_integer_value(json_object_get(obj, "id"));
-
-			for (int j = 0; j < ids->n[k]; j++)
-				if (ids->id[k][j] == id) {
-					size_t used = strlen(which);
-
-					snprintf(which + used, len - used, " %s %u", bpf_kinds[k], id);
-					left++;
-				}
-		}
-		json_decref(list);
-	}
-	return left;
-}
-
 /*
  * Every program, link and map unitmeter held is gone once it has exited. The kernel frees
  * them after the last reference drops, which may trail the exit by an RCU grace period: wait
@@ -568,12 +478,8 @@ static void expect_nothing_left(const struct bpf_ids *ids, int progs, int links)
 	cr_assert_geq(ids->n[0], progs, "saw %d of unitmeter's programs while it ran", ids->n[0]);
 	cr_assert_geq(ids->n[1], links, "saw %d of unitmeter's links while it ran", ids->n[1]);
 	cr_assert_gt(ids->n[2], 0, "saw none of unitmeter's maps while it ran");
-	for (int i = 0; i < 60; i++) {
-		if (!still_loaded(ids, which, sizeof(which)))
-			return;
-		sleep_ms(50);
-	}
-	cr_expect_fail("still loaded 3 s after unitmeter exited:%s", which);
+	if (!bpf_ids_gone(ids, which, sizeof(which)))
+		cr_expect_fail("still loaded 3 s after unitmeter exited:%s", which);
 }
 
 /* ---- 5. a full disk for the outputs ------------------------------------------------------- */

@@ -600,6 +600,11 @@ void tracer__counters(struct tracer *t, struct tracer_counters *c)
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 }
 
+struct unitmeter_bpf *tracer__skel(struct tracer *t)
+{
+	return t->skel;
+}
+
 const struct kernel_features *tracer__kernel(const struct tracer *t)
 {
 	return &t->kernel;

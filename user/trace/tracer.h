@@ -103,6 +103,12 @@ struct tracer_timing {
 	uint64_t open_ns, load_ns, attach_ns;
 };
 void tracer__timing(const struct tracer *t, struct tracer_timing *out);
+/*
+ * The skeleton itself, its .bss and maps, for the white-box tests (tests/bpf/), which assert on
+ * the BPF side's state; nothing else reads it. Borrowed; valid until destroy.
+ */
+struct unitmeter_bpf;
+struct unitmeter_bpf *tracer__skel(struct tracer *t);
 /* What the kernel offers and the build loaded (see kernel.h). */
 const struct kernel_features *tracer__kernel(const struct tracer *t);
 

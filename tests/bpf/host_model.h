@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The accounting model's arithmetic (bpf/model_pure.bpf.h) for a host compiler: what
+ * compat.bpf.h gives it in BPF, from the host's headers and builtins. um_cas is the per-CPU
+ * build's: the same builtin, so a test of raise_to across threads tests the code BPF runs.
+ */
+#ifndef UM_TESTS_BPF_HOST_MODEL_H
+#define UM_TESTS_BPF_HOST_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#define um_cas(p, expected, desired) __sync_val_compare_and_swap(p, expected, desired)
+
+#include "unitmeter.h"
+#include "model_pure.bpf.h"
+
+#endif
