@@ -124,10 +124,13 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		units_remove(owner->units, id);
 		if (mm)
 			units_remove(mm->units, id);
-		if (owner->own_unit == id) {
-			owner->own_unit = 0;
-			owner->unit_depth = 0;
-		}
+		/*
+		 * Forget the unit only if no entry has opened the next one meanwhile: without the lock
+		 * (per-CPU build), another thread can enter the moment the return lowers the depth.
+		 * The depth is the return's (and exec's) to change: zeroing it here wiped that
+		 * thread's entry, and its unit never closed.
+		 */
+		um_cas(&owner->own_unit, id, 0);
 	}
 
 	rec = record_reserve(sizeof(*rec));
