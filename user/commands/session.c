@@ -137,13 +137,19 @@ struct session {
  */
 #define SMALL_BATCH 256
 
-/* One turn of a tracing loop: read what the ring holds, push the units out, pace. Returns the
- * records read or a negative errno, -EINTR for a signal; a failure is said here. */
+/*
+ * One turn of a tracing loop: read what the ring holds (each record to the run record), continue
+ * the processes held at their exec among them once their programs are looked up, push the units
+ * out, pace. Returns the records read or a negative errno, -EINTR for a signal; a failure is said
+ * here.
+ */
 static int read_records(struct session *s)
 {
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
 	int n = tracer__poll(s->tracer, 100 /* ms */);
 
+	/* a held process is stopped until this: before the flush and the pause */
+	tracer__service_held(s->tracer);
 	run_record__flush(s->record);
 	/* once the command has ended there is nothing to batch: the last records are awaited */
 	if (n > 0 && n < SMALL_BATCH && !s->t_ended)
@@ -593,6 +599,7 @@ int session_attach(const struct um_options *o)
 		if (kill(o->pid, 0) && errno == ESRCH &&
 		    !run_record__proc_finished(s.record, o->pid)) {
 			tracer__poll(s.tracer, 200 /* ms */);
+			tracer__service_held(s.tracer);
 			break;
 		}
 	}

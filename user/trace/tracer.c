@@ -30,6 +30,12 @@
 _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_bpf),
 	       "the two skeletons differ");
 
+/* A process stopped at its exec (--lookup-at-exec), waiting for tracer__service_held. */
+struct held_exec {
+	__u32 pid;
+	struct um_program_id program;
+};
+
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
@@ -44,6 +50,9 @@ struct tracer {
 	struct tracer_timing timing;
 	struct memory_timeline timeline;
 	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
+	/* held at their exec, queued by the ring's callback in record order for the caller's loop */
+	struct held_exec *held;
+	size_t n_held, cap_held;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -82,19 +91,19 @@ static bool has_exec_targets(const struct tracer_config *cfg)
  * Probes are attached by the program's file (its inode), so later processes running it are
  * covered too.
  */
-static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
+static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id *program)
 {
 	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
 	char exe[64], real[PATH_MAX], why[1024];
 	__u32 seen = 1;
 	ssize_t n;
 
-	snprintf(exe, sizeof(exe), "/proc/%u/exe", e->pid);
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
 	n = readlink(exe, real, sizeof(real) - 1);
 	real[n > 0 ? n : 0] = '\0';
 	/* a second process held at the same new program: the first one's lookup covers it; one
 	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
-	if (n > 0 && bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
+	if (n > 0 && bpf_map_lookup_elem(programs_fd, program, &seen) != 0) {
 		for (size_t i = 0; i < t->cfg->n_targets; i++) {
 			const struct unit_target *target = &t->cfg->targets[i];
 
@@ -102,30 +111,65 @@ static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
 				continue;
 			if (attach_unit_target(t, target, exe))
 				continue;
-			um_info("unit %s found in %s (process %u)", target->symbol, real, e->pid);
+			um_info("unit %s found in %s (process %u)", target->symbol, real, pid);
 			if (target->cookie < UM_MAX_SPECS && !t->found_path[target->cookie])
 				t->found_path[target->cookie] = strdup(real);
 		}
 		seen = 1;
-		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY)) {
+		if (bpf_map_update_elem(programs_fd, program, &seen, BPF_ANY)) {
 			/* full: every exec would be held again and probed again; stop holding */
 			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
 				"not searched for unit symbols", real, strerror(errno));
 			t->skel->bss->hold_at_exec = 0;
 		}
 	}
-	if (kill(e->pid, SIGCONT) && errno != ESRCH)
-		um_warn("cannot continue process %u after its exec: %s", e->pid, strerror(errno));
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		um_warn("cannot continue process %u after its exec: %s", pid, strerror(errno));
 }
 
+/* Queue a held process for tracer__service_held; -ENOMEM when the queue cannot grow. */
+static int hold_queue(struct tracer *t, __u32 pid, const struct um_program_id *program)
+{
+	if (t->n_held == t->cap_held) {
+		size_t cap = t->cap_held ? 2 * t->cap_held : 16;
+		struct held_exec *bigger = realloc(t->held, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		t->held = bigger;
+		t->cap_held = cap;
+	}
+	t->held[t->n_held++] = (struct held_exec){ .pid = pid, .program = *program };
+	return 0;
+}
+
+/*
+ * Every record goes to the consumer as it came. A process held at its exec is only queued: the
+ * caller's loop looks it up and continues it (tracer__service_held) once the batch is read, where
+ * a reader of the loop sees it. Should the queue not grow, it is served at once: a held process
+ * must never be forgotten.
+ */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	const struct um_proc_exec *e = data;
 
-	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held)
-		exec_lookup(t, e);
+	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held &&
+	    hold_queue(t, e->pid, &e->program))
+		exec_lookup(t, e->pid, &e->program);
 	return t->record_fn(t->record_ctx, data, size);
+}
+
+int tracer__service_held(struct tracer *t)
+{
+	size_t n = t ? t->n_held : 0;
+
+	/* in the order they were held; a lookup reads no record, so the queue cannot grow here */
+	for (size_t i = 0; i < n; i++)
+		exec_lookup(t, t->held[i].pid, &t->held[i].program);
+	if (t)
+		t->n_held = 0;
+	return (int)n;
 }
 
 /*
@@ -575,9 +619,11 @@ void tracer__stop_holding(struct tracer *t)
 	if (!t || !t->skel)
 		return;
 	t->skel->bss->hold_at_exec = 0;
-	/* every process held so far has its record in the ring: read them all, continuing each */
+	/* every process held so far has its record in the ring: read them all, continuing each
+	 * batch's held processes before the next batch is read */
 	while (t->rb && ring_buffer__consume(t->rb) > 0)
-		;
+		tracer__service_held(t);
+	tracer__service_held(t);
 }
 
 void tracer__counters(struct tracer *t, struct tracer_counters *c)
@@ -747,6 +793,7 @@ static void tracer_release(struct tracer *t)
 	ring_buffer__free(t->rb);
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	free(t->unit_links);
+	free(t->held);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(t->found_path[i]);
 	unitmeter_bpf__destroy(t->skel);

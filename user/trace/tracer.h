@@ -77,8 +77,18 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 /* Track pid from its next exec (run) or as it is now (attach: RSS and threads read from /proc). */
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
 int tracer__attach(struct tracer *t);
-/* Records consumed, or a negative errno; -EINTR when a signal arrived. */
+/*
+ * Records consumed, or a negative errno; -EINTR when a signal arrived. A process the programs
+ * held at its exec (--lookup-at-exec) is only queued here: tracer__service_held serves it.
+ */
 int tracer__poll(struct tracer *t, int timeout_ms);
+/*
+ * Serve the processes held at their exec since the last call, in the order they were held: look
+ * for the path-less targets in the program each exec'd, attach the probes found, then continue
+ * it (SIGCONT): no unit can start before its probes are in. Call right after each tracer__poll:
+ * a held process waits for it. Returns how many were served.
+ */
+int tracer__service_held(struct tracer *t);
 /* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
 void tracer__stop_holding(struct tracer *t);
 void tracer__counters(struct tracer *t, struct tracer_counters *c);
