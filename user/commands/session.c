@@ -15,9 +15,7 @@
 #include "page/html.h"
 #include "trace/launch.h"
 #include "common/log.h"
-#include "record/manifest.h"
 #include "record/run_record.h"
-#include "record/tables.h"
 #include "trace/python.h"
 #include "commands/session.h"
 #include "trace/memcg.h"
@@ -265,46 +263,24 @@ static int session_start_record(struct session *s)
 	return 0;
 }
 
-/* Everything measured goes out: counters, processes still alive, manifest, tables. */
-static int session_finish(struct session *s)
+/*
+ * Everything measured goes out, one way: the tracer ends and hands over what it holds, and the
+ * record is closed with it (the manifest and the tables written); then the report. wait_status:
+ * the command's, when unitmeter reaped it (run); NULL for attach.
+ */
+static int session_finish(struct session *s, const int *wait_status)
 {
-	struct tracer_counters c;
+	struct run_end end = { .memcg = &s->memcg, .have_exit = wait_status != NULL,
+			       .wait_status = wait_status ? *wait_status : 0,
+			       .manifest = s->manifest };
 	int err;
 
-	/* first, before the long writes: no process may stay held at an exec nobody reads; this
-	 * also reads every record still in the ring */
-	tracer__stop_holding(s->tracer);
-	run_record__flush(s->record);
-	for (size_t i = 0; i < s->n_specs; i++) {
-		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
-
-		if (s->specs[i].python || s->specs[i].path)
-			continue;
-		if (found)
-			s->specs[i].path = strdup(found);
-		else
-			um_warn("unit %s was not found in any program the traced processes exec'd",
-				s->specs[i].symbol);
-	}
-	tracer__counters(s->tracer, &c);
-	run_record__set_counters(s->record, &c);
-	run_record__set_memcg(s->record, &s->memcg);
-	tracer__live_procs(s->tracer, run_record__add_live, s->record);
-	run_record__set_stop(s->record, um_monotonic_ns());
-	run_record__set_timeline(s->record, tracer__timeline(s->tracer));
+	tracer__end(s->tracer, &end.trace);
+	/* what the python processes wrote of themselves (each at the end of its first unit) */
 	if (s->have_python)
-		python_units__merge_facts(&s->python, run_record__hardware(s->record));
-	err = run_record__write_manifest(s->record, s->manifest);
-	run_record__print_tables(s->record, stderr);
+		end.target_facts = python_units__facts(&s->python);
+	err = run_record__close(s->record, &end);
 	s->t_written = um_monotonic_ns();
-	if (c.lost_records || c.map_full)
-		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
-			"units are missing from the figures (lost_events in the manifest)",
-			(unsigned long long)c.lost_records, (unsigned long long)c.map_full);
-	if (c.lock_timeouts)
-		um_warn("%llu updates of shared counters ran without the baseline lock (a CPU waited "
-			"too long): a peak they touched may be off by one change (run.tracing in the "
-			"manifest)", (unsigned long long)c.lock_timeouts);
 	if (err) {
 		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
 		return err;
@@ -476,8 +452,7 @@ int session_run(const struct um_options *o)
 	}
 	err = run_loop(&s, &l, &wait_status);
 	s.t_drained = um_monotonic_ns();
-	run_record__set_exit(s.record, wait_status);
-	if (session_finish(&s) || err)
+	if (session_finish(&s, &wait_status) || err)
 		goto out;
 	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 out:
@@ -604,7 +579,7 @@ int session_attach(const struct um_options *o)
 		}
 	}
 	s.t_ended = s.t_drained = um_monotonic_ns();
-	if (!session_finish(&s))
+	if (!session_finish(&s, NULL))
 		status = 0;
 out:
 	session_cleanup(&s);

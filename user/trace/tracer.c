@@ -48,7 +48,7 @@ struct tracer {
 	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
 	struct kernel_features kernel;
 	struct tracer_timing timing;
-	struct memory_timeline timeline;
+	struct memory_timeline *timeline; /* handed over by tracer__end */
 	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
 	/* held at their exec, queued by the ring's callback in record order for the caller's loop */
 	struct held_exec *held;
@@ -273,6 +273,12 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 
 	if (!t)
 		return -ENOMEM;
+	/* 64 KiB: on the heap, as it is handed over at the end */
+	t->timeline = calloc(1, sizeof(*t->timeline));
+	if (!t->timeline) {
+		free(t);
+		return -ENOMEM;
+	}
 	t->cfg = cfg;
 	t->record_fn = fn;
 	t->record_ctx = ctx;
@@ -546,7 +552,7 @@ int tracer__attach(struct tracer *t)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
 	/* the timeline's origin: nothing is traced before the attach */
-	memory_timeline__init(&t->timeline, t0);
+	memory_timeline__init(t->timeline, t0);
 	t->skel->bss->timeline_start_ns = t0;
 	t->timeline_drained_ns = t0;
 	err = unitmeter_bpf__attach(t->skel);
@@ -571,11 +577,6 @@ int tracer__attach(struct tracer *t)
 	return 0;
 }
 
-const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
-{
-	return t && cookie < UM_MAX_SPECS ? t->found_path[cookie] : NULL;
-}
-
 /*
  * Take the timeline's ended buckets from the BPF ring, every TIMELINE_DRAIN_NS: often enough that
  * a slot is taken long before the ring comes round to it again (UM_TIMELINE_SLOTS buckets, ~4 s),
@@ -587,9 +588,10 @@ static void timeline_drain(struct tracer *t, bool all)
 {
 	uint64_t now = um_monotonic_ns();
 
-	if (!t->skel->bss->timeline_start_ns || (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
+	if (!t->timeline || !t->skel->bss->timeline_start_ns ||
+	    (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
 		return;
-	memory_timeline__drain(&t->timeline, t->skel->bss->timeline, now, all);
+	memory_timeline__drain(t->timeline, t->skel->bss->timeline, now, all);
 	t->timeline_drained_ns = now;
 }
 
@@ -607,14 +609,8 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	return n < 0 ? n : n + more;
 }
 
-const struct memory_timeline *tracer__timeline(struct tracer *t)
-{
-	timeline_drain(t, true);
-	t->timeline.overruns = t->skel->bss->timeline_overruns;
-	return &t->timeline;
-}
-
-void tracer__stop_holding(struct tracer *t)
+/* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
+static void stop_holding(struct tracer *t)
 {
 	if (!t || !t->skel)
 		return;
@@ -626,7 +622,7 @@ void tracer__stop_holding(struct tracer *t)
 	tracer__service_held(t);
 }
 
-void tracer__counters(struct tracer *t, struct tracer_counters *c)
+static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
 	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
 	c->group_rss_bytes = t->skel->bss->group_rss_bytes;
@@ -651,14 +647,14 @@ const struct kernel_features *tracer__kernel(const struct tracer *t)
 	return &t->kernel;
 }
 
-int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
-		       void *ctx)
+/* Every tracked process that has not finished, its running slices closed now, into end. */
+static void read_live_procs(struct tracer *t, struct trace_end *end)
 {
 	int procs_fd = bpf_map__fd(t->skel->maps.procs);
 	int threads_fd = bpf_map__fd(t->skel->maps.threads);
 	int mms_fd = bpf_map__fd(t->skel->maps.mms);
 	__u32 key, next, *prev = NULL;
-	int n = 0;
+	size_t cap = 0;
 
 	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
 		struct tracer_live_proc live = { .pid = next };
@@ -711,11 +707,48 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
 				live.cpu_ns += runtime - th.runtime_seen_ns;
 		}
-		fn(ctx, &live);
-		n++;
+		if (end->n_live == cap) {
+			size_t bigger_cap = cap ? 2 * cap : 64;
+			struct tracer_live_proc *bigger =
+				realloc(end->live, bigger_cap * sizeof(*bigger));
+
+			if (!bigger)
+				break; /* the rest have null figures, as if their exit were lost */
+			end->live = bigger;
+			cap = bigger_cap;
+		}
+		end->live[end->n_live++] = live;
 	}
-	return n;
 }
+
+void tracer__end(struct tracer *t, struct trace_end *end)
+{
+	memset(end, 0, sizeof(*end));
+	/* first, before the long writes: no process may stay held at an exec nobody reads; this
+	 * also reads every record still in the ring */
+	stop_holding(t);
+	read_counters(t, &end->counters);
+	read_live_procs(t, end);
+	end->stop_ns = um_monotonic_ns();
+	timeline_drain(t, true);
+	if (t->timeline)
+		t->timeline->overruns = t->skel->bss->timeline_overruns;
+	end->timeline = t->timeline;
+	t->timeline = NULL;
+	memcpy(end->found_path, t->found_path, sizeof(end->found_path));
+	memset(t->found_path, 0, sizeof(t->found_path));
+}
+
+void trace_end__free(struct trace_end *end)
+{
+	free(end->live);
+	free(end->timeline);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(end->found_path[i]);
+	memset(end, 0, sizeof(*end));
+}
+
+
 
 static int ignore_record(void *ctx, void *data, size_t size)
 {
@@ -794,6 +827,7 @@ static void tracer_release(struct tracer *t)
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	free(t->unit_links);
 	free(t->held);
+	free(t->timeline);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(t->found_path[i]);
 	unitmeter_bpf__destroy(t->skel);
@@ -851,6 +885,6 @@ void tracer__destroy(struct tracer *t)
 {
 	if (!t)
 		return;
-	tracer__stop_holding(t);
+	stop_holding(t);
 	tracer_release(t);
 }
