@@ -15,9 +15,7 @@
 #include "page/html.h"
 #include "trace/launch.h"
 #include "common/log.h"
-#include "record/manifest.h"
 #include "record/run_record.h"
-#include "record/tables.h"
 #include "trace/python.h"
 #include "commands/session.h"
 #include "trace/memcg.h"
@@ -137,13 +135,19 @@ struct session {
  */
 #define SMALL_BATCH 256
 
-/* One turn of a tracing loop: read what the ring holds, push the units out, pace. Returns the
- * records read or a negative errno, -EINTR for a signal; a failure is said here. */
+/*
+ * One turn of a tracing loop: read what the ring holds (each record to the run record), continue
+ * the processes held at their exec among them once their programs are looked up, push the units
+ * out, pace. Returns the records read or a negative errno, -EINTR for a signal; a failure is said
+ * here.
+ */
 static int read_records(struct session *s)
 {
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
 	int n = tracer__poll(s->tracer, 100 /* ms */);
 
+	/* a held process is stopped until this: before the flush and the pause */
+	tracer__service_held(s->tracer);
 	run_record__flush(s->record);
 	/* once the command has ended there is nothing to batch: the last records are awaited */
 	if (n > 0 && n < SMALL_BATCH && !s->t_ended)
@@ -246,59 +250,138 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 	return 0;
 }
 
-static int session_start_record(struct session *s)
-{
-	char why[1024];
+/*
+ * Who a session traces, where run and attach differ. run: the command, started here held
+ * before its exec, in a memory cgroup made for it; tracked from its exec; times count from its
+ * release. attach: a process already running, in the cgroup it is in; tracked as it is now
+ * (/proc); times count from just before it is read.
+ */
+struct session_root {
+	struct launch *launch; /* run: the command, started here; NULL: attach */
+	const char *exe;       /* the program: where a spec without a path is looked up */
+	char *const *command;  /* the manifest's command */
+	pid_t pid;             /* attach: the process; run: the command's, once started */
+	const char *comm;      /* the root's name in the process table */
+};
 
-	s->record = run_record__new(&s->rcfg, why, sizeof(why));
-	if (!s->record) {
+/*
+ * The one start of run and attach: prepare the specs and outputs, open the run record, find the
+ * memory cgroup, load the programs, track the root, attach, and add the root to the record.
+ * Returns 0, ready to release the command (run) or to trace (attach), or the exit status to end
+ * with, one line said: 2, or 128+N for signal N during set-up (nothing was measured).
+ */
+static int session_start(struct session *s, const struct um_options *o, struct session_root *root)
+{
+	struct launch *l = root->launch;
+	char why_buf[1024];
+	const char *why;
+	int err;
+
+	err = session_prepare(s, o, root->exe, root->command, l ? root->exe : NULL);
+	if (err)
+		return EXIT_UNITMETER;
+	why = tracer_precheck();
+	if (why) {
 		um_err("%s", why);
-		return -EIO;
+		return EXIT_UNITMETER;
 	}
-	run_record__set_hardware(s->record, hw_capture(""));
+	s->record = run_record__new(&s->rcfg, why_buf, sizeof(why_buf));
+	if (!s->record)
+		um_err("%s", why_buf);
+	else
+		run_record__set_hardware(s->record, hw_capture(""));
+	if (l) {
+		char procs[PATH_MAX + 16];
+
+		if (!s->record)
+			return EXIT_UNITMETER;
+		if (s->have_python && python_units__export_env(&s->python)) {
+			um_err("cannot set the environment for the python bootstrap: %s",
+			       strerror(errno));
+			return EXIT_UNITMETER;
+		}
+		/* the command's own memory cgroup, which it enters before its exec: the charge is
+		 * its alone */
+		memcg_make_for_run(&s->memcg);
+		memcg_procs_file(&s->memcg, procs, sizeof(procs));
+		err = launch__start(l, root->exe, o->command_argv, o->as_root,
+				    s->memcg.id ? procs : NULL);
+		if (err) {
+			um_err("cannot start %s: %s", root->exe, strerror(-err));
+			return EXIT_UNITMETER;
+		}
+		root->pid = l->pid;
+	} else {
+		/* said even when the record failed above, before giving up */
+		memcg_of_pid(&s->memcg, root->pid);
+		if (!s->memcg.id)
+			um_warn("the memory charge is not measured: %s (peak_charge_bytes will be "
+				"null)", s->memcg.reason);
+		if (!s->record)
+			return EXIT_UNITMETER;
+	}
+	s->tcfg.charge_cgroup_id = s->memcg.id;
+	err = tracer__open(&s->tracer, &s->tcfg, run_record__on_record, s->record);
+	if (l) {
+		/* the command said meanwhile whether it entered its cgroup */
+		if (s->memcg.id) {
+			int entered = launch__cgroup_result(l);
+
+			if (entered)
+				memcg_entry_failed(&s->memcg, entered);
+		}
+		if (!s->memcg.id)
+			um_warn("the memory charge is not measured: %s (peak_charge_bytes will be "
+				"null)", s->memcg.reason);
+	}
+	if (!err && !l)
+		run_record__set_origin(s->record, um_monotonic_ns());
+	if (!err)
+		err = tracer__track(s->tracer, root->pid, l ? getpid() : 0, l != NULL);
+	if (!err)
+		err = tracer__attach(s->tracer);
+	if (err) {
+		if (l)
+			launch__abort(l);
+		return EXIT_UNITMETER;
+	}
+	if (stop_signal) {
+		if (l) {
+			/* stopped before the command ran: it is not started at all */
+			um_err("signal %d during set-up: %s was not started, nothing was measured",
+			       stop_signal, root->exe);
+			launch__abort(l);
+		} else {
+			um_err("signal %d during set-up: process %d was not traced, nothing was "
+			       "measured", stop_signal, root->pid);
+		}
+		return 128 + stop_signal;
+	}
+	s->t_released = um_monotonic_ns();
+	if (l)
+		run_record__set_origin(s->record, s->t_released);
+	run_record__add_root(s->record, root->pid, l ? getpid() : 0, root->comm);
 	return 0;
 }
 
-/* Everything measured goes out: counters, processes still alive, manifest, tables. */
-static int session_finish(struct session *s)
+/*
+ * Everything measured goes out, one way: the tracer ends and hands over what it holds, and the
+ * record is closed with it (the manifest and the tables written); then the report. wait_status:
+ * the command's, when unitmeter reaped it (run); NULL for attach.
+ */
+static int session_finish(struct session *s, const int *wait_status)
 {
-	struct tracer_counters c;
+	struct run_end end = { .memcg = &s->memcg, .have_exit = wait_status != NULL,
+			       .wait_status = wait_status ? *wait_status : 0,
+			       .manifest = s->manifest };
 	int err;
 
-	/* first, before the long writes: no process may stay held at an exec nobody reads; this
-	 * also reads every record still in the ring */
-	tracer__stop_holding(s->tracer);
-	run_record__flush(s->record);
-	for (size_t i = 0; i < s->n_specs; i++) {
-		const char *found = tracer__found_path(s->tracer, (uint32_t)i);
-
-		if (s->specs[i].python || s->specs[i].path)
-			continue;
-		if (found)
-			s->specs[i].path = strdup(found);
-		else
-			um_warn("unit %s was not found in any program the traced processes exec'd",
-				s->specs[i].symbol);
-	}
-	tracer__counters(s->tracer, &c);
-	run_record__set_counters(s->record, &c);
-	run_record__set_memcg(s->record, &s->memcg);
-	tracer__live_procs(s->tracer, run_record__add_live, s->record);
-	run_record__set_stop(s->record, um_monotonic_ns());
-	run_record__set_timeline(s->record, tracer__timeline(s->tracer));
+	tracer__end(s->tracer, &end.trace);
+	/* what the python processes wrote of themselves (each at the end of its first unit) */
 	if (s->have_python)
-		python_units__merge_facts(&s->python, run_record__hardware(s->record));
-	err = run_record__write_manifest(s->record, s->manifest);
-	run_record__print_tables(s->record, stderr);
+		end.target_facts = python_units__facts(&s->python);
+	err = run_record__close(s->record, &end);
 	s->t_written = um_monotonic_ns();
-	if (c.lost_records || c.map_full)
-		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
-			"units are missing from the figures (lost_events in the manifest)",
-			(unsigned long long)c.lost_records, (unsigned long long)c.map_full);
-	if (c.lock_timeouts)
-		um_warn("%llu updates of shared counters ran without the baseline lock (a CPU waited "
-			"too long): a peak they touched may be off by one change (run.tracing in the "
-			"manifest)", (unsigned long long)c.lock_timeouts);
 	if (err) {
 		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
 		return err;
@@ -395,11 +478,10 @@ int session_run(const struct um_options *o)
 {
 	struct session s = { 0 };
 	struct launch l = { .pid = -1, .release_fd = -1, .cgroup_fd = -1 };
-	char procs[PATH_MAX + 16];
-	int wait_status = 0, err, status = EXIT_UNITMETER;
-	const char *why;
+	struct session_root root = { .launch = &l, .command = o->command_argv,
+				     .comm = o->command_argv[0] };
+	int wait_status = 0, err, status;
 	char *path;
-	uint64_t t0;
 
 	s.t_begin = um_monotonic_ns();
 	install_signals();
@@ -408,61 +490,11 @@ int session_run(const struct um_options *o)
 		um_err("command not found: %s", o->command_argv[0]);
 		return 127;
 	}
-	err = session_prepare(&s, o, path, o->command_argv, path);
-	if (err)
+	root.exe = path;
+	status = session_start(&s, o, &root);
+	if (status)
 		goto out;
-	why = tracer_precheck();
-	if (why) {
-		um_err("%s", why);
-		goto out;
-	}
-	err = session_start_record(&s);
-	if (err)
-		goto out;
-	if (s.have_python && python_units__export_env(&s.python)) {
-		um_err("cannot set the environment for the python bootstrap: %s", strerror(errno));
-		goto out;
-	}
-	/* the command's own memory cgroup, which it enters before its exec: the charge is its
-	 * alone */
-	memcg_make_for_run(&s.memcg);
-	memcg_procs_file(&s.memcg, procs, sizeof(procs));
-	err = launch__start(&l, path, o->command_argv, o->as_root, s.memcg.id ? procs : NULL);
-	if (err) {
-		um_err("cannot start %s: %s", path, strerror(-err));
-		goto out;
-	}
-	s.tcfg.charge_cgroup_id = s.memcg.id;
-	err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
-	if (s.memcg.id) {
-		int entered = launch__cgroup_result(&l);
-
-		if (entered)
-			memcg_entry_failed(&s.memcg, entered);
-	}
-	if (!s.memcg.id)
-		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
-			s.memcg.reason);
-	if (!err)
-		err = tracer__track(s.tracer, l.pid, getpid(), true);
-	if (!err)
-		err = tracer__attach(s.tracer);
-	if (err) {
-		launch__abort(&l);
-		goto out;
-	}
-	/* stopped before the command ran: it is not started at all (nothing was measured) */
-	if (stop_signal) {
-		um_err("signal %d during set-up: %s was not started, nothing was measured",
-		       stop_signal, path);
-		launch__abort(&l);
-		status = 128 + stop_signal;
-		goto out;
-	}
-	t0 = um_monotonic_ns();
-	s.t_released = t0;
-	run_record__set_origin(s.record, t0);
-	run_record__add_root(s.record, l.pid, getpid(), o->command_argv[0]);
+	status = EXIT_UNITMETER; /* until the command's own is known */
 	um_info("probes attached; starting %s", path);
 	if (launch__release(&l)) {
 		um_err("the command %s did not wait to be started", path);
@@ -470,8 +502,7 @@ int session_run(const struct um_options *o)
 	}
 	err = run_loop(&s, &l, &wait_status);
 	s.t_drained = um_monotonic_ns();
-	run_record__set_exit(s.record, wait_status);
-	if (session_finish(&s) || err)
+	if (session_finish(&s, &wait_status) || err)
 		goto out;
 	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 out:
@@ -536,50 +567,21 @@ int session_attach(const struct um_options *o)
 	struct session s = { 0 };
 	char exe[PATH_MAX], pidtext[16];
 	char *command[] = { pidtext, NULL };
-	int err, status = EXIT_UNITMETER;
-	const char *why;
-	uint64_t t0, deadline;
+	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = exe };
+	int err, status;
+	uint64_t deadline;
 
 	s.t_begin = um_monotonic_ns();
 	install_signals();
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
 		return EXIT_UNITMETER;
-	err = session_prepare(&s, o, exe, command, NULL);
-	if (err)
+	status = session_start(&s, o, &root);
+	if (status)
 		goto out;
-	why = tracer_precheck();
-	if (why) {
-		um_err("%s", why);
-		goto out;
-	}
-	err = session_start_record(&s);
-	memcg_of_pid(&s.memcg, o->pid);
-	if (!s.memcg.id)
-		um_warn("the memory charge is not measured: %s (peak_charge_bytes will be null)",
-			s.memcg.reason);
-	s.tcfg.charge_cgroup_id = s.memcg.id;
-	if (!err)
-		err = tracer__open(&s.tracer, &s.tcfg, run_record__on_record, s.record);
-	t0 = um_monotonic_ns();
-	if (!err) {
-		run_record__set_origin(s.record, t0);
-		err = tracer__track(s.tracer, o->pid, 0, false);
-	}
-	if (!err)
-		err = tracer__attach(s.tracer);
-	if (err)
-		goto out;
-	if (stop_signal) {
-		um_err("signal %d during set-up: process %d was not traced, nothing was measured",
-		       stop_signal, o->pid);
-		status = 128 + stop_signal;
-		goto out;
-	}
-	s.t_released = um_monotonic_ns();
+	status = EXIT_UNITMETER; /* until the manifest is written */
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
-	run_record__add_root(s.record, o->pid, 0, exe);
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
 		o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
@@ -593,11 +595,12 @@ int session_attach(const struct um_options *o)
 		if (kill(o->pid, 0) && errno == ESRCH &&
 		    !run_record__proc_finished(s.record, o->pid)) {
 			tracer__poll(s.tracer, 200 /* ms */);
+			tracer__service_held(s.tracer);
 			break;
 		}
 	}
 	s.t_ended = s.t_drained = um_monotonic_ns();
-	if (!session_finish(&s))
+	if (!session_finish(&s, NULL))
 		status = 0;
 out:
 	session_cleanup(&s);

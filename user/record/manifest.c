@@ -123,6 +123,7 @@ static json_t *started_at(const struct run_record *r)
 
 static json_t *run_json(const struct run_record *r)
 {
+	const struct tracer_counters *c = &r->trace.counters;
 	const struct proc_row *root = NULL;
 	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
 	json_t *run, *table = json_array();
@@ -143,32 +144,34 @@ static json_t *run_json(const struct run_record *r)
 	if (root && root->finished)
 		end = root->end_ns;
 	else if (root)
-		end = r->stop_ns;
+		end = r->trace.stop_ns;
 	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
 			"wall_s", um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
 			"cpu_s", um_round(um_seconds(cpu), 6),
-			"peak_rss_bytes", (json_int_t)r->counters.group_peak_rss_bytes,
+			"peak_rss_bytes", (json_int_t)c->group_peak_rss_bytes,
 			"page_alloc_bytes", (json_int_t)alloc,
 			"output_bytes", (json_int_t)out,
 			"processes", (int)r->n_procs,
-			"lost_events", (json_int_t)r->counters.lost_records,
-			"map_full_events", (json_int_t)r->counters.map_full,
-			"scope_overflows", (json_int_t)r->counters.scope_overflows);
+			"lost_events", (json_int_t)c->lost_records,
+			"map_full_events", (json_int_t)c->map_full,
+			"scope_overflows", (json_int_t)c->scope_overflows);
 	set_exit_fields(run, r->have_exit, r->wait_status);
-	json_object_set_new(run, "thread_collisions", json_integer((json_int_t)r->counters.thread_collisions));
-	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)r->counters.orphan_slices));
-	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)r->counters.switch_in_misses));
+	json_object_set_new(run, "thread_collisions",
+			    json_integer((json_int_t)c->thread_collisions));
+	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));
+	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)c->switch_in_misses));
 	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
 	 * updates ran unlocked, and a figure they touched may be off by one change */
 	json_object_set_new(run, "tracing",
-			    json_pack("{s:s, s:b, s:I}", "build",
-				      r->counters.build ? r->counters.build : "none",
-				      "thread_rss_caches", r->counters.thread_rss_caches,
-				      "lock_timeouts", (json_int_t)r->counters.lock_timeouts));
+			    json_pack("{s:s, s:b, s:I}", "build", c->build ? c->build : "none",
+				      "thread_rss_caches", c->thread_rss_caches,
+				      "lock_timeouts", (json_int_t)c->lock_timeouts));
 	charge_json(r, run);
 	json_object_set_new(run, "started_at", started_at(r));
-	json_object_set_new(run, "memory_timeline", r->timeline ?
-			    memory_timeline__json(r->timeline, r->t0_ns, r->stop_ns) : json_null());
+	json_object_set_new(run, "memory_timeline",
+			    r->trace.timeline ? memory_timeline__json(r->trace.timeline, r->t0_ns,
+								      r->trace.stop_ns)
+					      : json_null());
 	json_object_set_new(run, "per_process", table);
 	return run;
 }
@@ -186,7 +189,10 @@ json_t *run_record__manifest(struct run_record *r)
 			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
 				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
 			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
-				  "kind", "native", "path", sp->path, "symbol", sp->symbol));
+				  "kind", "native",
+				  /* a bare symbol: where --lookup-at-exec found it, if it did */
+				  "path", sp->path ? sp->path : r->trace.found_path[i],
+				  "symbol", sp->symbol));
 	}
 	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
 	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
+#include "record/manifest.h"
 #include "record/run_record_internal.h"
+#include "record/tables.h"
 #include "record/unit_record.h"
 
 struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen)
@@ -53,16 +55,6 @@ void run_record__set_origin(struct run_record *r, uint64_t t0_ns)
 		r->t0_realtime.tv_sec = at / 1000000000LL;
 		r->t0_realtime.tv_nsec = at % 1000000000LL;
 	}
-}
-
-void run_record__set_timeline(struct run_record *r, const struct memory_timeline *t)
-{
-	r->timeline = t;
-}
-
-void run_record__set_stop(struct run_record *r, uint64_t stop_ns)
-{
-	r->stop_ns = stop_ns;
 }
 
 static struct proc_row *proc_find(const struct run_record *r, pid_t pid)
@@ -206,9 +198,9 @@ bool run_record__proc_finished(const struct run_record *r, pid_t pid)
 	return row && row->finished;
 }
 
-void run_record__add_live(void *ctx, const struct tracer_live_proc *p)
+/* A process tracing stopped before it ended. */
+static void add_live(struct run_record *r, const struct tracer_live_proc *p)
 {
-	struct run_record *r = ctx;
 	struct proc_row *row = proc_find(r, p->pid);
 
 	if (!row)
@@ -223,31 +215,10 @@ void run_record__add_live(void *ctx, const struct tracer_live_proc *p)
 	row->threads = p->threads;
 }
 
-void run_record__set_exit(struct run_record *r, int wait_status)
-{
-	r->have_exit = true;
-	r->wait_status = wait_status;
-}
-
 void run_record__set_hardware(struct run_record *r, json_t *hw)
 {
 	json_decref(r->hardware);
 	r->hardware = hw;
-}
-
-json_t *run_record__hardware(struct run_record *r)
-{
-	return r->hardware;
-}
-
-void run_record__set_memcg(struct run_record *r, const struct memcg *m)
-{
-	r->memcg = *m;
-}
-
-void run_record__set_counters(struct run_record *r, const struct tracer_counters *c)
-{
-	r->counters = *c;
 }
 
 int run_record__flush(struct run_record *r)
@@ -262,9 +233,50 @@ int run_record__stream_error(const struct run_record *r)
 	return units_stream__error(r->stream);
 }
 
+int run_record__close(struct run_record *r, struct run_end *end)
+{
+	const struct tracer_counters *c = &r->trace.counters;
+	int err;
+
+	run_record__flush(r);
+	trace_end__free(&r->trace);
+	r->trace = end->trace;
+	memset(&end->trace, 0, sizeof(end->trace));
+	for (size_t i = 0; i < r->cfg->n_specs && i < UM_MAX_SPECS; i++) {
+		const struct unit_spec *sp = &r->cfg->specs[i];
+
+		if (!sp->python && !sp->path && !r->trace.found_path[i])
+			um_warn("unit %s was not found in any program the traced processes exec'd",
+				sp->symbol);
+	}
+	if (end->memcg)
+		r->memcg = *end->memcg;
+	for (size_t i = 0; i < r->trace.n_live; i++)
+		add_live(r, &r->trace.live[i]);
+	r->have_exit = end->have_exit;
+	r->wait_status = end->wait_status;
+	if (end->target_facts) {
+		/* the facts replace hw_capture's placeholders where they stand */
+		json_object_update(r->hardware, end->target_facts);
+		json_decref(end->target_facts);
+		end->target_facts = NULL;
+	}
+	err = run_record__write_manifest(r, end->manifest);
+	run_record__print_tables(r, stderr);
+	if (c->lost_records || c->map_full)
+		um_warn("%llu ring-buffer records lost and %llu map-full events: some processes or "
+			"units are missing from the figures (lost_events in the manifest)",
+			(unsigned long long)c->lost_records, (unsigned long long)c->map_full);
+	if (c->lock_timeouts)
+		um_warn("%llu updates of shared counters ran without the baseline lock (a CPU "
+			"waited too long): a peak they touched may be off by one change "
+			"(run.tracing in the manifest)", (unsigned long long)c->lock_timeouts);
+	return err;
+}
+
 bool run_record__peak_charge(const struct run_record *r, uint64_t *peak)
 {
-	const struct tracer_counters *c = &r->counters;
+	const struct tracer_counters *c = &r->trace.counters;
 	const struct memcg *m = &r->memcg;
 
 	if (!m->id || !c->charge_known)
@@ -281,6 +293,7 @@ void run_record__free(struct run_record *r)
 	if (!r)
 		return;
 	units_stream__free(r->stream);
+	trace_end__free(&r->trace);
 	json_decref(r->summary);
 	free(r->units);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)

@@ -31,25 +31,33 @@ struct run_record_config {
 struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen);
 /* The clock origin of start_ns and wall figures: when the command was released (CLOCK_MONOTONIC). */
 void run_record__set_origin(struct run_record *r, uint64_t t0_ns);
-/* The run's memory timeline (tracer__timeline), borrowed until the manifest is written. */
-void run_record__set_timeline(struct run_record *r, const struct memory_timeline *t);
-/* When tracing stopped: the end of the wall time of a root that is still running (attach). */
-void run_record__set_stop(struct run_record *r, uint64_t stop_ns);
 void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const char *comm);
 /* tracer_record_fn: one ring-buffer record. */
 int run_record__on_record(void *ctx, void *data, size_t size);
 bool run_record__proc_finished(const struct run_record *r, pid_t pid);
-/* Processes tracing stopped before they ended. */
-void run_record__add_live(void *ctx, const struct tracer_live_proc *p);
-/* The command's wait status, when unitmeter reaped it. */
-void run_record__set_exit(struct run_record *r, int wait_status);
 void run_record__set_hardware(struct run_record *r, json_t *hw);
-/* The hardware record, to complete with what the target reports of itself (borrowed). */
-json_t *run_record__hardware(struct run_record *r);
+
 struct memcg;
-/* The memory cgroup whose charge was read (copied). */
-void run_record__set_memcg(struct run_record *r, const struct memcg *m);
-void run_record__set_counters(struct run_record *r, const struct tracer_counters *c);
+
+/* How a run ended: all run_record__close needs that the records did not bring. */
+struct run_end {
+	struct trace_end trace;    /* tracer__end's: counters, live processes, timeline, paths */
+	const struct memcg *memcg; /* whose charge was read */
+	bool have_exit;            /* unitmeter reaped the command (run): its wait status */
+	int wait_status;
+	json_t *target_facts; /* what the targets say of themselves (python_units__facts), merged
+			       * into the hardware record; NULL: none */
+	const char *manifest; /* the manifest's path */
+};
+
+/*
+ * Close the record with how the run ended, in this order: push out the units still buffered;
+ * warn of each bare unit symbol no exec'd program had; take the processes still alive; write the
+ * manifest; print the tables; warn of records or updates lost. Takes end's trace and
+ * target_facts (freed with the record). Returns 0 or the manifest's write error (a negative
+ * errno), which the caller says.
+ */
+int run_record__close(struct run_record *r, struct run_end *end);
 /*
  * Push the units stream to the file: after each batch of records, so a kill loses nothing; and
  * count the progress lines the batch did not show. Returns run_record__stream_error.

@@ -38,14 +38,15 @@ struct run_record {
 	char *spec_json[UM_MAX_SPECS]; /* each spec as a JSON string, escaped once */
 	struct progress progress;
 	struct units_stream *stream; /* NULL: no stream */
-	uint64_t t0_ns, stop_ns;
+	uint64_t t0_ns;
 	struct timespec t0_realtime; /* the wall clock at t0_ns: the run's started_at */
-	const struct memory_timeline *timeline; /* borrowed from the tracer; NULL: none */
 	bool have_exit;
 	int wait_status;
 	json_t *hardware;
 	json_t *summary; /* computed once, for the manifest and the table: sorting a storm's units is not free */
-	struct tracer_counters counters;
+	/* from run_record__close: what the tracer handed over (trace.stop_ns: when tracing stopped,
+	 * the end of a root still running), and the cgroup whose charge was read */
+	struct trace_end trace;
 	struct memcg memcg;
 };
 

@@ -67,7 +67,7 @@ void run_record__print_tables(const struct run_record *r, FILE *out)
 			(unsigned long long)p->output_bytes, status);
 	}
 	fprintf(out, "group: peak RSS %.1f MiB (sum over live processes), %zu processes\n",
-		r->counters.group_peak_rss_bytes / 1048576.0, r->n_procs);
+		r->trace.counters.group_peak_rss_bytes / 1048576.0, r->n_procs);
 	{
 		uint64_t charge;
 

@@ -271,9 +271,9 @@ int python_units__export_env(const struct python_units *pu)
 	return err;
 }
 
-void python_units__merge_facts(const struct python_units *pu, json_t *hardware)
+json_t *python_units__facts(const struct python_units *pu)
 {
-	json_t *blas = json_array(), *first_env = NULL;
+	json_t *facts = json_object(), *blas = json_array(), *first_env = NULL;
 	const char *version = NULL;
 	json_t *all_facts = json_array();
 	struct dirent *de;
@@ -325,11 +325,12 @@ void python_units__merge_facts(const struct python_units *pu, json_t *hardware)
 	}
 	if (!version && pu->interpreter_version[0])
 		version = pu->interpreter_version;
-	json_object_set_new(hardware, "python_version", version ? json_string(version) : json_null());
-	json_object_set_new(hardware, "blas", blas);
+	json_object_set_new(facts, "python_version", version ? json_string(version) : json_null());
+	json_object_set_new(facts, "blas", blas);
 	if (json_is_object(first_env))
-		json_object_set(hardware, "thread_env", first_env);
+		json_object_set(facts, "thread_env", first_env);
 	json_decref(all_facts);
+	return facts;
 }
 
 void python_units__cleanup(struct python_units *pu)

@@ -33,8 +33,12 @@ int python_units__prepare(struct python_units *pu, const struct unit_spec *specs
 			  char *why, size_t whylen);
 /* Put the bootstrap into the environment the command will inherit. */
 int python_units__export_env(const struct python_units *pu);
-/* Merge the processes' facts into the hardware record (python_version, blas, thread_env). */
-void python_units__merge_facts(const struct python_units *pu, json_t *hardware);
+/*
+ * What the processes reported of themselves, for the hardware record: python_version (the
+ * first process's, else the interpreter's), blas (every pool, once), thread_env (the first
+ * process's, when it said). A new object; NULL when out of memory.
+ */
+json_t *python_units__facts(const struct python_units *pu);
 void python_units__cleanup(struct python_units *pu);
 
 #endif

@@ -30,6 +30,12 @@
 _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_bpf),
 	       "the two skeletons differ");
 
+/* A process stopped at its exec (--lookup-at-exec), waiting for tracer__service_held. */
+struct held_exec {
+	__u32 pid;
+	struct um_program_id program;
+};
+
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
@@ -42,8 +48,11 @@ struct tracer {
 	bool marks_failed; /* a tracked thread could not be marked: the BPF side must not trust marks */
 	struct kernel_features kernel;
 	struct tracer_timing timing;
-	struct memory_timeline timeline;
+	struct memory_timeline *timeline; /* handed over by tracer__end */
 	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
+	/* held at their exec, queued by the ring's callback in record order for the caller's loop */
+	struct held_exec *held;
+	size_t n_held, cap_held;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -82,19 +91,19 @@ static bool has_exec_targets(const struct tracer_config *cfg)
  * Probes are attached by the program's file (its inode), so later processes running it are
  * covered too.
  */
-static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
+static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id *program)
 {
 	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
 	char exe[64], real[PATH_MAX], why[1024];
 	__u32 seen = 1;
 	ssize_t n;
 
-	snprintf(exe, sizeof(exe), "/proc/%u/exe", e->pid);
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
 	n = readlink(exe, real, sizeof(real) - 1);
 	real[n > 0 ? n : 0] = '\0';
 	/* a second process held at the same new program: the first one's lookup covers it; one
 	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
-	if (n > 0 && bpf_map_lookup_elem(programs_fd, &e->program, &seen) != 0) {
+	if (n > 0 && bpf_map_lookup_elem(programs_fd, program, &seen) != 0) {
 		for (size_t i = 0; i < t->cfg->n_targets; i++) {
 			const struct unit_target *target = &t->cfg->targets[i];
 
@@ -102,30 +111,65 @@ static void exec_lookup(struct tracer *t, const struct um_proc_exec *e)
 				continue;
 			if (attach_unit_target(t, target, exe))
 				continue;
-			um_info("unit %s found in %s (process %u)", target->symbol, real, e->pid);
+			um_info("unit %s found in %s (process %u)", target->symbol, real, pid);
 			if (target->cookie < UM_MAX_SPECS && !t->found_path[target->cookie])
 				t->found_path[target->cookie] = strdup(real);
 		}
 		seen = 1;
-		if (bpf_map_update_elem(programs_fd, &e->program, &seen, BPF_ANY)) {
+		if (bpf_map_update_elem(programs_fd, program, &seen, BPF_ANY)) {
 			/* full: every exec would be held again and probed again; stop holding */
 			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
 				"not searched for unit symbols", real, strerror(errno));
 			t->skel->bss->hold_at_exec = 0;
 		}
 	}
-	if (kill(e->pid, SIGCONT) && errno != ESRCH)
-		um_warn("cannot continue process %u after its exec: %s", e->pid, strerror(errno));
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		um_warn("cannot continue process %u after its exec: %s", pid, strerror(errno));
 }
 
+/* Queue a held process for tracer__service_held; -ENOMEM when the queue cannot grow. */
+static int hold_queue(struct tracer *t, __u32 pid, const struct um_program_id *program)
+{
+	if (t->n_held == t->cap_held) {
+		size_t cap = t->cap_held ? 2 * t->cap_held : 16;
+		struct held_exec *bigger = realloc(t->held, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		t->held = bigger;
+		t->cap_held = cap;
+	}
+	t->held[t->n_held++] = (struct held_exec){ .pid = pid, .program = *program };
+	return 0;
+}
+
+/*
+ * Every record goes to the consumer as it came. A process held at its exec is only queued: the
+ * caller's loop looks it up and continues it (tracer__service_held) once the batch is read, where
+ * a reader of the loop sees it. Should the queue not grow, it is served at once: a held process
+ * must never be forgotten.
+ */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	const struct um_proc_exec *e = data;
 
-	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held)
-		exec_lookup(t, e);
+	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held &&
+	    hold_queue(t, e->pid, &e->program))
+		exec_lookup(t, e->pid, &e->program);
 	return t->record_fn(t->record_ctx, data, size);
+}
+
+int tracer__service_held(struct tracer *t)
+{
+	size_t n = t ? t->n_held : 0;
+
+	/* in the order they were held; a lookup reads no record, so the queue cannot grow here */
+	for (size_t i = 0; i < n; i++)
+		exec_lookup(t, t->held[i].pid, &t->held[i].program);
+	if (t)
+		t->n_held = 0;
+	return (int)n;
 }
 
 /*
@@ -229,6 +273,12 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 
 	if (!t)
 		return -ENOMEM;
+	/* 64 KiB: on the heap, as it is handed over at the end */
+	t->timeline = calloc(1, sizeof(*t->timeline));
+	if (!t->timeline) {
+		free(t);
+		return -ENOMEM;
+	}
 	t->cfg = cfg;
 	t->record_fn = fn;
 	t->record_ctx = ctx;
@@ -502,7 +552,7 @@ int tracer__attach(struct tracer *t)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
 	/* the timeline's origin: nothing is traced before the attach */
-	memory_timeline__init(&t->timeline, t0);
+	memory_timeline__init(t->timeline, t0);
 	t->skel->bss->timeline_start_ns = t0;
 	t->timeline_drained_ns = t0;
 	err = unitmeter_bpf__attach(t->skel);
@@ -527,11 +577,6 @@ int tracer__attach(struct tracer *t)
 	return 0;
 }
 
-const char *tracer__found_path(const struct tracer *t, uint32_t cookie)
-{
-	return t && cookie < UM_MAX_SPECS ? t->found_path[cookie] : NULL;
-}
-
 /*
  * Take the timeline's ended buckets from the BPF ring, every TIMELINE_DRAIN_NS: often enough that
  * a slot is taken long before the ring comes round to it again (UM_TIMELINE_SLOTS buckets, ~4 s),
@@ -543,9 +588,10 @@ static void timeline_drain(struct tracer *t, bool all)
 {
 	uint64_t now = um_monotonic_ns();
 
-	if (!t->skel->bss->timeline_start_ns || (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
+	if (!t->timeline || !t->skel->bss->timeline_start_ns ||
+	    (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
 		return;
-	memory_timeline__drain(&t->timeline, t->skel->bss->timeline, now, all);
+	memory_timeline__drain(t->timeline, t->skel->bss->timeline, now, all);
 	t->timeline_drained_ns = now;
 }
 
@@ -563,24 +609,20 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	return n < 0 ? n : n + more;
 }
 
-const struct memory_timeline *tracer__timeline(struct tracer *t)
-{
-	timeline_drain(t, true);
-	t->timeline.overruns = t->skel->bss->timeline_overruns;
-	return &t->timeline;
-}
-
-void tracer__stop_holding(struct tracer *t)
+/* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
+static void stop_holding(struct tracer *t)
 {
 	if (!t || !t->skel)
 		return;
 	t->skel->bss->hold_at_exec = 0;
-	/* every process held so far has its record in the ring: read them all, continuing each */
+	/* every process held so far has its record in the ring: read them all, continuing each
+	 * batch's held processes before the next batch is read */
 	while (t->rb && ring_buffer__consume(t->rb) > 0)
-		;
+		tracer__service_held(t);
+	tracer__service_held(t);
 }
 
-void tracer__counters(struct tracer *t, struct tracer_counters *c)
+static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
 	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
 	c->group_rss_bytes = t->skel->bss->group_rss_bytes;
@@ -610,14 +652,14 @@ const struct kernel_features *tracer__kernel(const struct tracer *t)
 	return &t->kernel;
 }
 
-int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
-		       void *ctx)
+/* Every tracked process that has not finished, its running slices closed now, into end. */
+static void read_live_procs(struct tracer *t, struct trace_end *end)
 {
 	int procs_fd = bpf_map__fd(t->skel->maps.procs);
 	int threads_fd = bpf_map__fd(t->skel->maps.threads);
 	int mms_fd = bpf_map__fd(t->skel->maps.mms);
 	__u32 key, next, *prev = NULL;
-	int n = 0;
+	size_t cap = 0;
 
 	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
 		struct tracer_live_proc live = { .pid = next };
@@ -670,11 +712,48 @@ int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct trac
 			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
 				live.cpu_ns += runtime - th.runtime_seen_ns;
 		}
-		fn(ctx, &live);
-		n++;
+		if (end->n_live == cap) {
+			size_t bigger_cap = cap ? 2 * cap : 64;
+			struct tracer_live_proc *bigger =
+				realloc(end->live, bigger_cap * sizeof(*bigger));
+
+			if (!bigger)
+				break; /* the rest have null figures, as if their exit were lost */
+			end->live = bigger;
+			cap = bigger_cap;
+		}
+		end->live[end->n_live++] = live;
 	}
-	return n;
 }
+
+void tracer__end(struct tracer *t, struct trace_end *end)
+{
+	memset(end, 0, sizeof(*end));
+	/* first, before the long writes: no process may stay held at an exec nobody reads; this
+	 * also reads every record still in the ring */
+	stop_holding(t);
+	read_counters(t, &end->counters);
+	read_live_procs(t, end);
+	end->stop_ns = um_monotonic_ns();
+	timeline_drain(t, true);
+	if (t->timeline)
+		t->timeline->overruns = t->skel->bss->timeline_overruns;
+	end->timeline = t->timeline;
+	t->timeline = NULL;
+	memcpy(end->found_path, t->found_path, sizeof(end->found_path));
+	memset(t->found_path, 0, sizeof(t->found_path));
+}
+
+void trace_end__free(struct trace_end *end)
+{
+	free(end->live);
+	free(end->timeline);
+	for (size_t i = 0; i < UM_MAX_SPECS; i++)
+		free(end->found_path[i]);
+	memset(end, 0, sizeof(*end));
+}
+
+
 
 static int ignore_record(void *ctx, void *data, size_t size)
 {
@@ -752,6 +831,8 @@ static void tracer_release(struct tracer *t)
 	ring_buffer__free(t->rb);
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	free(t->unit_links);
+	free(t->held);
+	free(t->timeline);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(t->found_path[i]);
 	unitmeter_bpf__destroy(t->skel);
@@ -809,6 +890,6 @@ void tracer__destroy(struct tracer *t)
 {
 	if (!t)
 		return;
-	tracer__stop_holding(t);
+	stop_holding(t);
 	tracer_release(t);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "record/timeline.h"
+#include "unitmeter.h"
 
 struct tracer;
 
@@ -77,18 +78,41 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 /* Track pid from its next exec (run) or as it is now (attach: RSS and threads read from /proc). */
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
 int tracer__attach(struct tracer *t);
-/* Records consumed, or a negative errno; -EINTR when a signal arrived. */
+/*
+ * Records consumed, or a negative errno; -EINTR when a signal arrived. A process the programs
+ * held at its exec (--lookup-at-exec) is only queued here: tracer__service_held serves it.
+ */
 int tracer__poll(struct tracer *t, int timeout_ms);
-/* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
-void tracer__stop_holding(struct tracer *t);
-void tracer__counters(struct tracer *t, struct tracer_counters *c);
-/* The first program a path-less target was found in at an exec (NULL: none yet); borrowed. */
-const char *tracer__found_path(const struct tracer *t, uint32_t cookie);
-/* Visit every tracked process that has not finished; returns how many. */
-int tracer__live_procs(struct tracer *t, void (*fn)(void *ctx, const struct tracer_live_proc *p),
-		       void *ctx);
-/* The memory timeline, every bucket of the BPF ring taken (call once tracing is over); borrowed. */
-const struct memory_timeline *tracer__timeline(struct tracer *t);
+/*
+ * Serve the processes held at their exec since the last call, in the order they were held: look
+ * for the path-less targets in the program each exec'd, attach the probes found, then continue
+ * it (SIGCONT): no unit can start before its probes are in. Call right after each tracer__poll:
+ * a held process waits for it. Returns how many were served.
+ */
+int tracer__service_held(struct tracer *t);
+
+/*
+ * What the tracer hands over when tracing is over, filled by tracer__end in the order its
+ * members are listed (each read after the one above it), owned by the caller (trace_end__free).
+ */
+struct trace_end {
+	struct tracer_counters counters;
+	struct tracer_live_proc *live; /* the tracked processes that had not finished */
+	size_t n_live;
+	uint64_t stop_ns; /* when tracing stopped (CLOCK_MONOTONIC): a live process's end */
+	struct memory_timeline *timeline; /* every bucket of the BPF ring taken */
+	/* per spec index (the target's cookie): the first program a path-less target was found in
+	 * at an exec (--lookup-at-exec); NULL: none */
+	char *found_path[UM_MAX_SPECS];
+};
+
+/*
+ * End tracing: hold no process at its exec any more and read every record still in the ring,
+ * continuing each held process; then hand over what the tracer holds, into end. Once per run;
+ * the programs stay attached until tracer__destroy, and nothing they see after is wanted.
+ */
+void tracer__end(struct tracer *t, struct trace_end *end);
+void trace_end__free(struct trace_end *end);
 void tracer__destroy(struct tracer *t);
 /*
  * The same, without making the caller wait for the kernel: closing the last reference to a
