@@ -42,17 +42,14 @@ static int cmd_hw(const struct um_options *o)
 
 static int cmd_summary(const struct um_options *o)
 {
-	json_t *units = json_array(), *summary;
 	char err[1024];
+	json_t *summary = um_summarise_files((const char *const *)o->inputs, (size_t)o->n_inputs,
+					     err, sizeof(err));
 
-	for (int i = 0; i < o->n_inputs; i++) {
-		if (um_load_units(o->inputs[i], units, err, sizeof(err))) {
-			um_err("%s", err);
-			json_decref(units);
-			return 2;
-		}
+	if (!summary) {
+		um_err("%s", err);
+		return 2;
 	}
-	summary = um_summarise(units);
 	json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
 	fputc('\n', stdout);
 	fflush(stdout);
@@ -61,7 +58,6 @@ static int cmd_summary(const struct um_options *o)
 		um_print_summary_table(stderr, summary);
 	}
 	json_decref(summary);
-	json_decref(units);
 	return 0;
 }
 

@@ -23,7 +23,12 @@ double um_percentile(double *values, size_t n, double q)
 
 	if (!n)
 		return 0.0;
-	qsort(values, n, sizeof(*values), cmp_double);
+	/* asked again of the same values (median, then p90): sorted already, an O(n) look */
+	for (size_t i = 1; i < n; i++)
+		if (!(values[i] >= values[i - 1])) {
+			qsort(values, n, sizeof(*values), cmp_double);
+			break;
+		}
 	if (n == 1)
 		return values[0];
 	rank = q / 100.0 * (double)(n - 1);
@@ -117,6 +122,52 @@ json_t *um_summarise(const json_t *units)
 	}
 	summary = um_summarise_figures(figures, n);
 	free(figures);
+	return summary;
+}
+
+struct figures_list {
+	struct unit_figures *at;
+	size_t n, cap;
+};
+
+static int add_figures(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	struct figures_list *l = ctx;
+
+	(void)t;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		struct unit_figures *bigger = realloc(l->at, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -1;
+		l->at = bigger;
+		l->cap = cap;
+	}
+	l->at[l->n++] = (struct unit_figures){
+		.wall_s = um_unit_number(u, UM_F_WALL_S, 0),
+		.cpu_s = um_unit_number(u, UM_F_CPU_S, 0),
+		.peak_rss_bytes = um_unit_number(u, UM_F_PEAK_RSS_BYTES, 0),
+		.output_bytes = u->kind[UM_F_OUTPUT_BYTES] == UM_V_INT ? u->v[UM_F_OUTPUT_BYTES].i : -1,
+	};
+	return 0;
+}
+
+json_t *um_summarise_files(const char *const *files, size_t n_files, char *err, size_t errlen)
+{
+	struct figures_list l = { 0 };
+	json_t *summary = NULL;
+	size_t f;
+
+	for (f = 0; f < n_files; f++)
+		if (um_read_units(files[f], add_figures, &l, NULL, err, errlen))
+			break;
+	if (f == n_files) {
+		summary = um_summarise_figures(l.at, l.n);
+		if (!summary)
+			snprintf(err, errlen, "out of memory summarising %zu units", l.n);
+	}
+	free(l.at);
 	return summary;
 }
 
