@@ -461,12 +461,18 @@ Test(project, units_that_touch_or_barely_overlap_are_one_worker)
 	char err[256];
 
 	for (size_t c = 0; c < 3; c++) {
-		json_t *units = json_loads(cases[c], 0, NULL);
+		json_t *units = json_loads(cases[c], 0, NULL), *unit;
+		struct um_read_unit read[3];
+		struct um_unit_text text;
 		struct project_input in;
+		size_t i;
 
 		cr_assert_not_null(units);
+		json_array_foreach(units, i, unit)
+			um_unit_from_json(unit, &read[i], &text);
 		um_project_input_init(&in);
-		cr_assert_eq(um_project_add(&in, "case", units, NULL, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(um_project_add(&in, "case", read, json_array_size(units), NULL, err,
+					    sizeof(err)), 0, "%s", err);
 		/* brief: 2 at once for 0.5 of 2.5 s busy; pair: for 1.9 of 2.1 s */
 		cr_expect_eq(in.workers_calibrated, want[c], "case %zu: %lld", c,
 			     in.workers_calibrated);

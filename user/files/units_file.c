@@ -17,7 +17,7 @@ double um_json_number(const json_t *obj, const char *key, double otherwise)
 }
 
 /* The figures of a unit object, as the fast path fills them (fastjson.cc). */
-static void unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
+void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
 {
 	static const char *const keys[UM_F_N] = {
 		[UM_F_INDEX] = UM_KEY_INDEX,
@@ -102,7 +102,7 @@ static int check_unit(const json_t *unit, char *why, size_t len)
 		snprintf(why, len, "a unit is not a JSON object");
 		return -1;
 	}
-	unit_from_json(unit, &u, &t);
+	um_unit_from_json(unit, &u, &t);
 	return check_figures(&u, why, len);
 }
 
@@ -257,7 +257,7 @@ static int read_line(const char *path, int lineno, const char *line, size_t len,
 			json_decref(unit);
 			return -1;
 		}
-		unit_from_json(unit, &u, &t);
+		um_unit_from_json(unit, &u, &t);
 	} else if (check_figures(&u, why, sizeof(why))) {
 		snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 		return -1;
@@ -349,7 +349,7 @@ int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
 			json_array_foreach(list, i, unit) {
 				if (rc)
 					break;
-				unit_from_json(unit, &u, &t);
+				um_unit_from_json(unit, &u, &t);
 				if (fn(ctx, &u, &t)) {
 					snprintf(err, errlen, "out of memory reading %s", path);
 					rc = -1;

@@ -56,6 +56,8 @@ typedef int (*um_unit_fn)(void *ctx, const struct um_read_unit *u, const struct 
  */
 int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest, char *err,
 		  size_t errlen);
+/* A unit object's figures and strings, unchecked (t's strings are the object's). */
+void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t);
 static inline bool um_unit_is_number(const struct um_read_unit *u, enum um_unit_field f)
 {
 	return u->kind[f] == UM_V_REAL || u->kind[f] == UM_V_INT;
