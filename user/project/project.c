@@ -705,6 +705,10 @@ static int input_grow(struct project_input *in, size_t want)
 
 	long long **places[] = { &in->process, &in->rank };
 
+	if (want <= in->cap)
+		return 0;
+	if (want < 2 * in->cap)
+		want = 2 * in->cap;
 	for (size_t a = 0; a < sizeof(arrays) / sizeof(arrays[0]); a++) {
 		double *bigger = realloc(*arrays[a], (want ? want : 1) * sizeof(double));
 
@@ -719,6 +723,7 @@ static int input_grow(struct project_input *in, size_t want)
 			return -1;
 		*places[a] = bigger;
 	}
+	in->cap = want;
 	return 0;
 }
 

@@ -44,6 +44,7 @@ struct project_input {
 	double *peak_charge_bytes; /* the memory cgroup's; < 0: not known */
 	double *output_bytes; /* < 0: not recorded */
 	size_t n;
+	size_t cap; /* the arrays' room, grown by doubling: 200 files add 200 times */
 	size_t n_incomplete; /* units cut short, left out */
 	size_t n_files;
 	/* each task's fixed time: before the first unit and after the last, the most of any file
