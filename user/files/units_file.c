@@ -156,23 +156,6 @@ static bool first_line_opens_object(FILE *f)
 
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 {
-	return um_load_units_run(path, units, NULL, err, errlen);
-}
-
-int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen)
-{
-	json_t *doc = NULL;
-	int rc = um_load_units_doc(path, units, run ? &doc : NULL, err, errlen);
-
-	if (run)
-		*run = json_is_object(json_object_get(doc, "run")) ?
-			       json_incref(json_object_get(doc, "run")) : NULL;
-	json_decref(doc);
-	return rc;
-}
-
-int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen)
-{
 	json_error_t jerr;
 	json_t *doc, *list, *unit;
 	char why[128];
@@ -180,8 +163,6 @@ int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *
 	FILE *f;
 	int c, rc = 0;
 
-	if (manifest)
-		*manifest = NULL;
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -209,8 +190,6 @@ int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *
 				json_array_append(units, unit);
 			}
 		}
-		if (!rc && manifest)
-			*manifest = json_incref(doc);
 		json_decref(doc);
 		fclose(f);
 		return rc;
@@ -366,7 +345,7 @@ int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
 	}
 	json_decref(doc);
 	rewind(f);
-	/* as um_load_units_doc: a broken manifest is blamed where the document parser broke */
+	/* as um_load_units: a broken manifest is blamed where the document parser broke */
 	if (!doc && first_line_opens_object(f)) {
 		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
 			 jerr.text);

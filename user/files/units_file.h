@@ -2,7 +2,8 @@
 /*
  * The one reader of run files: a run manifest (schema unitmeter.run/1, record/manifest.c) or a
  * units stream (JSON Lines, record/units_stream.c), each unit checked for the figures every
- * reader takes (unit_keys.h). summary, project and report read their inputs through it.
+ * reader takes (unit_keys.h). summary, project and report read their inputs through it a unit
+ * at a time (um_read_units), at the scale of a job array: a million units in 200 files.
  */
 #ifndef UM_UNITS_FILE_H
 #define UM_UNITS_FILE_H
@@ -75,15 +76,12 @@ static inline bool um_unit_complete(const struct um_read_unit *u)
 }
 
 /*
- * Append the units of one file to `units`: a run manifest (its "units" array) or a JSON Lines
- * stream of unit objects. On failure, returns -1 and writes one line naming the file and the
- * position into err.
+ * The document reader: append the unit objects of one file to `units`, jansson alone, checked
+ * as um_read_units checks them. No command uses it (they stream); it is the reference the
+ * streaming reader is tested and fuzzed against (fuzz_summary.c). On failure, returns -1 and
+ * writes one line naming the file and the position into err.
  */
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
-/* The same; for a manifest, *run also gets its "run" object (a new reference), else NULL. */
-int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen);
-/* The same; for a manifest, *manifest gets the whole document (a new reference), else NULL. */
-int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen);
 /* A number of a JSON object, or otherwise when the key is missing or not a number. */
 double um_json_number(const json_t *obj, const char *key, double otherwise);
 
