@@ -8,6 +8,7 @@ ARCH ?= x86
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
+CXX ?= g++
 
 ifeq ($(SAN),1)
 OUTPUT := .output-san
@@ -39,7 +40,11 @@ PKG_LDFLAGS := $(LDFLAGS)
 CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -MP -I$(OUTPUT) -Ibpf -Iuser $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS := -lbpf -lelf -lz -ljansson -lm -pthread
+# C++ only in user/files/fastjson.cc, the C-callable wrapper of simdjson (the units stream
+# reader's fast path): its runtime comes with -lstdc++.
+CXXFLAGS ?= -g -O2
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -MMD -MP -Iuser $(SANFLAGS)
+LDLIBS := -lbpf -lelf -lz -ljansson -lsimdjson -lstdc++ -lm -pthread
 
 # maps.bpf.c first: libbpf's linker resolves the others' extern maps only to an earlier definition.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
@@ -50,7 +55,9 @@ SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
 # user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_CXX_SRCS := $(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.cc))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
+	$(patsubst user/%.cc,$(OUTPUT)/user/%.o,$(USER_CXX_SRCS))
 # tests/bpf/: the white-box tier (the model's arithmetic on the host, the skeleton's state).
 TEST_SRCS := $(wildcard tests/*.c tests/bpf/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
@@ -118,6 +125,11 @@ $(OUTPUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/user/%.o: user/%.cc
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 # The page's stylesheet and script (user/page/report.css, report.js) as C arrays in html.o. The
 # files keep a rule or a statement a line for reading; the page has always carried each on one
@@ -279,7 +291,7 @@ deb-test: deb tracefs $(DEMO)
 	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
-DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev xxd \
+DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev libsimdjson-dev xxd \
 	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
 	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
 
@@ -386,11 +398,21 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 FUZZ_USER_SRCS := user/files/summary.c user/files/units_file.c user/project/project.c \
 	user/project/project_time.c
 
+# The fast path (simdjson, C++) too, so the fuzzer reaches both parsers of a line; linked by the C
+# driver, which has no C++ UBSan runtime: no vptr checks (it holds no classes of ours).
+.output-fuzz/fastjson.o: user/files/fastjson.cc user/files/fastjson.h user/files/units_file.h \
+		user/files/unit_keys.h | .output-fuzz
+	$(call msg,FUZZ-CXX,$@)
+	$(Q)$(CLANG)++ -std=c++17 -g -O1 -Wall -Wextra -Werror -Iuser \
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr \
+		-fno-sanitize-recover=undefined -c $< -o $@
+
 .output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_USER_SRCS) user/files/summary.h \
-		user/files/units_file.h user/files/unit_keys.h \
-		user/project/project.h | .output-fuzz
+		user/files/units_file.h user/files/unit_keys.h user/files/fastjson.h \
+		user/project/project.h .output-fuzz/fastjson.o | .output-fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_USER_SRCS) -o $@ -ljansson -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_USER_SRCS) .output-fuzz/fastjson.o -o $@ \
+		-ljansson -lsimdjson -lstdc++ -lm
 
 .PHONY: fuzz fuzz-corpus
 fuzz-corpus: $(FUZZ_BINS)

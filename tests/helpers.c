@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -402,4 +403,85 @@ bool bpf_ids_gone(const struct bpf_ids *ids, char *which, size_t len)
 		nanosleep(&ts, NULL);
 	}
 	return false;
+}
+
+void write_array(const char *dir, int files, int units, char **paths, struct array_truth *t)
+{
+	uint64_t state = 23;
+
+	memset(t, 0, sizeof(*t));
+	for (int f = 0; f < files; f++) {
+		char path[256], line[1024];
+		FILE *out;
+
+		snprintf(path, sizeof(path), "%s/task-%d.units.jsonl", dir, f);
+		paths[f] = strdup(path);
+		out = fopen(path, "w");
+		cr_assert_not_null(out, "%s: %s", path, strerror(errno));
+		for (int i = 0; i < units; i++) {
+			/* xorshift: the same files on every run */
+			uint64_t r1, r2;
+			double wall, cpu;
+			long long rss, start_rss, out_bytes;
+			bool complete;
+			char *at;
+
+			state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+			r1 = state;
+			state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+			r2 = state;
+			wall = 0.001 + (double)(r1 % 4000000) / 1e6;
+			cpu = wall * (0.85 + (double)(r2 % 1000) / 7000.0);
+			start_rss = 1800000 + (long long)(r2 % 300) * 4096;
+			rss = start_rss + (long long)(r1 % 30000) * 4096;
+			out_bytes = 150 + (long long)(r2 % 100);
+			complete = r1 % 500 != 0;
+			snprintf(line, sizeof(line),
+				 "{\"index\": %d, \"spec\": \"fit_unit\", \"pid\": %d, \"start_ns\": %lld, "
+				 "\"wall_s\": %.6f, \"cpu_s\": %.6f, \"cpu_utilisation\": %.3f, "
+				 "\"peak_rss_bytes\": %lld, \"peak_rss_delta_bytes\": %lld, "
+				 "\"start_rss_bytes\": %lld, \"n_samples\": %d, \"output_bytes\": %lld, "
+				 "\"page_alloc_bytes\": %lld, \"start_charge_bytes\": 520192, "
+				 "\"peak_charge_bytes\": %lld, \"processes\": 1, \"threads\": 1, "
+				 "\"status\": %s}\n",
+				 i, 4000 + f * 16 + i % 4, 50000000LL + (long long)(i / 4) * 4100000000LL, wall,
+				 cpu, cpu / wall, rss, rss - start_rss, start_rss, (int)(wall * 3500),
+				 out_bytes, rss - start_rss + 20480, 520192 + rss - start_rss,
+				 complete ? "\"complete\""
+					  : "\"incomplete\", \"incomplete_reason\": \"exit\"");
+			fputs(line, out);
+			/* the truth, from the text */
+			wall = strtod(strstr(line, "\"wall_s\": ") + 10, NULL);
+			rss = strtoll(strstr(line, "\"peak_rss_bytes\": ") + 18, NULL, 10);
+			at = strstr(line, "\"output_bytes\": ") + 16;
+			t->n++;
+			t->wall_sum += wall;
+			t->output_sum += strtoll(at, NULL, 10);
+			if (rss > t->peak_rss_max)
+				t->peak_rss_max = (double)rss;
+			if (complete) {
+				t->n_complete++;
+				if (wall > t->wall_max_complete)
+					t->wall_max_complete = wall;
+			}
+		}
+		cr_assert_eq(fclose(out), 0);
+	}
+}
+
+double children_maxrss_mib(void)
+{
+	struct rusage ru;
+
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	return ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
+}
+
+void remove_array(const char *dir, int files, char **paths)
+{
+	for (int f = 0; f < files; f++) {
+		unlink(paths[f]);
+		free(paths[f]);
+	}
+	rmdir(dir);
 }

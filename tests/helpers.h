@@ -90,4 +90,25 @@ bool within(double value, double truth, double rel, double abs);
 
 #define MIB_F (1024.0 * 1024.0)
 
+/*
+ * A job array's units streams for the readers at scale: files x units lines, in the writer's keys
+ * and formats (as tools/bench/make_array.py), into dir/task-N.units.jsonl, paths[i] naming each
+ * (freed by the caller). The truth is taken from the text as written, by strtod and strtoll,
+ * not by a JSON parser: the figures over every unit and over the complete ones.
+ */
+struct array_truth {
+	size_t n, n_complete;
+	double wall_sum;                        /* every unit, in file order */
+	double wall_max_complete, peak_rss_max; /* complete units; every unit */
+	long long output_sum;
+};
+void write_array(const char *dir, int files, int units, char **paths, struct array_truth *t);
+/* The files and dir of write_array, removed; paths freed. */
+void remove_array(const char *dir, int files, char **paths);
+/* The highest peak RSS of any child this process waited for, in MiB (RUSAGE_CHILDREN). */
+double children_maxrss_mib(void);
+/* The bound a reader of 100,000 units (20 files) must stay under; BENCHMARKS.md has the
+ * measurement: 10 to 18 MiB (summary, project, report), 280 MiB before they streamed. */
+#define ARRAY_RSS_BOUND_MIB 64.0
+
 #endif

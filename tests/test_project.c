@@ -459,12 +459,18 @@ Test(project, units_that_touch_or_barely_overlap_are_one_worker)
 	char err[256];
 
 	for (size_t c = 0; c < 3; c++) {
-		json_t *units = json_loads(cases[c], 0, NULL);
+		json_t *units = json_loads(cases[c], 0, NULL), *unit;
+		struct um_read_unit read[3];
+		struct um_unit_text text;
 		struct project_input in;
+		size_t i;
 
 		cr_assert_not_null(units);
+		json_array_foreach(units, i, unit)
+			um_unit_from_json(unit, &read[i], &text);
 		um_project_input_init(&in);
-		cr_assert_eq(um_project_add(&in, "case", units, NULL, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(um_project_add(&in, "case", read, json_array_size(units), NULL, err,
+					    sizeof(err)), 0, "%s", err);
 		/* brief: 2 at once for 0.5 of 2.5 s busy; pair: for 1.9 of 2.1 s */
 		cr_expect_eq(in.workers_calibrated, want[c], "case %zu: %lld", c,
 			     in.workers_calibrated);
@@ -657,4 +663,50 @@ Test(project, bad_input_and_absurd_numbers_are_refused)
 					 "--units", "9", NULL }, "truncated.units.jsonl:2:");
 	expect_refused((const char *[]){ "project", "/nonexistent/calib.json", "--units", "9", NULL },
 		       "cannot read /nonexistent/calib.json");
+}
+
+/*
+ * A job array at scale: 100,000 units in 20 streams, read a file at a time, kept as a few
+ * figures a unit. The calibration is the files' own (their text, read by strtod), and the command
+ * stays under a bound set from its measurement (BENCHMARKS.md: 15 MiB).
+ */
+Test(project, an_array_of_100000_units_in_20_files_under_a_memory_bound)
+{
+	char dir[] = "/tmp/um-array-XXXXXX", *paths[20];
+	const char *args[32] = { 0 };
+	struct array_truth t;
+	struct um_result r;
+	double rss;
+	int a = 0;
+
+	cr_assert_not_null(mkdtemp(dir));
+	write_array(dir, 20, 5000, paths, &t);
+	cr_assert_eq(t.n, 100000);
+	json_t *j;
+
+	args[a++] = "project";
+	args[a++] = "--units";
+	args[a++] = "200000";
+	args[a++] = "--tasks";
+	args[a++] = "40";
+	args[a++] = "--format";
+	args[a++] = "json";
+	for (int i = 0; i < 20; i++)
+		args[a++] = paths[i];
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	rss = children_maxrss_mib();
+#ifndef __SANITIZE_ADDRESS__
+	cr_expect_lt(rss, ARRAY_RSS_BOUND_MIB, "%s of 100,000 units: peak RSS %.1f MiB", args[0], rss);
+#else
+	cr_log_info("AddressSanitizer build: peak RSS %.1f MiB, not bounded", rss);
+#endif
+	j = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(j, "%s", r.out);
+	cr_expect_eq(jnum(jget(j, "inputs"), "units_calibrated"), (double)t.n_complete);
+	cr_expect_eq(jnum(jget(j, "inputs"), "units_incomplete"), (double)(t.n - t.n_complete));
+	cr_expect_eq(jnum(jget(j, "per_unit"), "wall_s_max"), t.wall_max_complete);
+	json_decref(j);
+	um_result_free(&r);
+	remove_array(dir, 20, paths);
 }

@@ -4,7 +4,11 @@
  * percentile (linear interpolation) and Python's round() on the same numbers.
  */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "helpers.h"
 #include "files/summary.h"
 #include "files/units_file.h"
@@ -151,4 +155,141 @@ Test(summary, figures_no_unit_can_have_are_refused)
 	cr_expect_not_null(strstr(err, "\"wall_s\" is -2"), "%s", err);
 	cr_expect_eq(json_array_size(units), 0);
 	json_decref(units);
+}
+
+/*
+ * A job array at scale: 100,000 units in 20 streams, read one unit at a time. The summary is the
+ * files' own (their text read by strtod, not by a JSON parser), and the command stays under a
+ * bound set from its measurement (BENCHMARKS.md: 10 MiB; 280 MiB when it held the documents).
+ */
+Test(summary, an_array_of_100000_units_in_20_files_under_a_memory_bound)
+{
+	char dir[] = "/tmp/um-array-XXXXXX", *paths[20];
+	const char *args[32] = { 0 };
+	struct array_truth t;
+	struct um_result r;
+	double rss;
+	int a = 0;
+
+	cr_assert_not_null(mkdtemp(dir));
+	write_array(dir, 20, 5000, paths, &t);
+	cr_assert_eq(t.n, 100000);
+	json_t *s;
+
+	args[a++] = "summary";
+	args[a++] = "--json";
+	for (int i = 0; i < 20; i++)
+		args[a++] = paths[i];
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	rss = children_maxrss_mib();
+#ifndef __SANITIZE_ADDRESS__
+	cr_expect_lt(rss, ARRAY_RSS_BOUND_MIB, "%s of 100,000 units: peak RSS %.1f MiB", args[0], rss);
+#else
+	cr_log_info("AddressSanitizer build: peak RSS %.1f MiB, not bounded", rss);
+#endif
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	cr_expect_eq(jnum(s, "n_units"), 100000);
+	cr_expect_eq(jnum(s, "total_wall_s"), um_round(t.wall_sum, 3));
+	cr_expect_eq(jnum(s, "peak_rss_bytes_max"), t.peak_rss_max);
+	cr_expect_eq(jnum(s, "total_output_bytes"), (double)t.output_sum);
+	json_decref(s);
+	um_result_free(&r);
+	remove_array(dir, 20, paths);
+}
+
+/*
+ * The streaming reader (simdjson, jansson where simdjson cannot say) takes and refuses what the
+ * document reader (jansson alone) does, with the same words, to the same summary: on the lines
+ * where the two parsers differ (a repeated key, an escaped NUL, an integer past 64 bits, a
+ * number past double, a scalar, an array) and on numbers whose kind matters (a real output is
+ * not summed; an integer past 2^53 stays exact).
+ */
+Test(summary, the_streaming_reader_reads_as_the_document_reader_does)
+{
+	static const char *const lines[] = {
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5, \"wall_s\": 2}",
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 18446744073709551615}",
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 9223372036854775808}",
+		"{\"spec\": \"a\\u0000b\", \"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"{\"spec\": \"\\ud800\", \"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"{\"wall_s\": 1e400, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"[1, 2]",
+		"7",
+		"{\"wall_s\": 1.5, \"cpu_s\": 1, \"peak_rss_bytes\": 5, \"output_bytes\": 5.0}",
+		"{\"wall_s\": -0.0, \"cpu_s\": 0, \"peak_rss_bytes\": 9007199254740993, \"output_bytes\": 9007199254740993}",
+		"{\"wall_s\": 1, \"cpu_s\": \"1\", \"peak_rss_bytes\": 5}",
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5, \"output_bytes\": null, \"status\": 3}",
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5} x",
+		"{\"wall_s\": 01, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char path[] = "/tmp/um-read-XXXXXX", err[512] = "", err2[512] = "";
+		int fd = mkstemp(path);
+		json_t *units = json_array(), *doc_summary = NULL, *streamed;
+		const char *files[1] = { path };
+		FILE *f = fdopen(fd, "w");
+		int rc;
+
+		cr_assert_not_null(f);
+		fprintf(f, "{\"wall_s\": 2, \"cpu_s\": 1, \"peak_rss_bytes\": 7}\n%s\n", lines[i]);
+		fclose(f);
+		rc = um_load_units(path, units, err, sizeof(err));
+		if (!rc)
+			doc_summary = um_summarise(units);
+		streamed = um_summarise_files(files, 1, err2, sizeof(err2));
+		if (rc) {
+			cr_expect_null(streamed, "line %zu: refused by jansson (%s), taken streamed",
+				       i, err);
+			cr_expect_str_eq(err2, err, "line %zu", i);
+		} else {
+			cr_expect(json_equal(doc_summary, streamed), "line %zu: %s vs %s", i,
+				  json_dumps(doc_summary, JSON_COMPACT), json_dumps(streamed, JSON_COMPACT));
+		}
+		json_decref(units);
+		json_decref(doc_summary);
+		json_decref(streamed);
+		unlink(path);
+	}
+}
+
+/* um_percentile's radix sort orders as qsort does: negatives, both zeros, denormals, huge. */
+Test(summary, percentile_sorts_as_qsort_does)
+{
+	size_t n = 10000;
+	double *v = malloc(n * sizeof(*v)), *w = malloc(n * sizeof(*w));
+	uint64_t state = 7;
+
+	cr_assert(v && w);
+	for (size_t i = 0; i < n; i++) {
+		state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+		switch (state % 6) {
+		case 0: v[i] = 0.0; break;
+		case 1: v[i] = -0.0; break;
+		case 2: v[i] = -(double)(state >> 20) / 1e3; break;
+		case 3: v[i] = 4.9e-320 * (double)(state % 7); break;
+		case 4: v[i] = (double)(state >> 11) * 1e290; break;
+		default: v[i] = (double)(state % 100000) / 7.0;
+		}
+		w[i] = v[i];
+	}
+	um_percentile(v, n, 50);
+	for (size_t i = 1; i < n; i++)
+		cr_assert(w[i] == w[i] && v[i - 1] <= v[i], "not sorted at %zu", i);
+	/* the same multiset, each zero's sign in qsort's (stable) order */
+	{
+		size_t z = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (w[i] == 0) {
+				while (v[z] != 0)
+					z++;
+				cr_assert_eq(signbit(v[z]), signbit(w[i]), "zero %zu", z);
+				z++;
+			}
+	}
+	free(v);
+	free(w);
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,71 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A double's bits as an unsigned key in its order; -0 and +0 one key, as cmp_double has them. */
+static uint64_t sort_key(double x)
+{
+	uint64_t bits;
+
+	if (x == 0)
+		x = 0.0;
+	memcpy(&bits, &x, sizeof(bits));
+	return bits >> 63 ? ~bits : bits | (1ull << 63);
+}
+
+/*
+ * Sort doubles as qsort with cmp_double does (glibc's qsort is a stable merge sort: the two
+ * zeros keep their order), by a stable radix sort of their keys a byte at a time: a million
+ * units' figures in tens of milliseconds, where qsort's calls to a comparison take ten times
+ * that, and summary, project and the page sort several. Small or NaN-holding inputs: qsort.
+ */
+static void sort_doubles(double *v, size_t n)
+{
+	size_t (*counts)[256] = NULL;
+	double *tmp = NULL, *from = v, *to;
+	bool nan = false;
+
+	for (size_t i = 0; i < n && !nan; i++)
+		nan = isnan(v[i]);
+	if (n >= 4096 && !nan) {
+		tmp = malloc(n * sizeof(*tmp));
+		counts = calloc(8, sizeof(*counts));
+	}
+	if (!tmp || !counts) {
+		free(tmp);
+		free(counts);
+		qsort(v, n, sizeof(*v), cmp_double);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key(v[i]);
+
+		for (int b = 0; b < 8; b++)
+			counts[b][(k >> (8 * b)) & 0xff]++;
+	}
+	to = tmp;
+	for (int b = 0; b < 8; b++) {
+		size_t at = 0;
+
+		/* a byte all keys share moves nothing */
+		if (counts[b][(sort_key(from[0]) >> (8 * b)) & 0xff] == n)
+			continue;
+		for (int d = 0; d < 256; d++) {
+			size_t c = counts[b][d];
+
+			counts[b][d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[counts[b][(sort_key(from[i]) >> (8 * b)) & 0xff]++] = from[i];
+		to = from;
+		from = from == v ? tmp : v;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(tmp);
+	free(counts);
+}
+
 double um_percentile(double *values, size_t n, double q)
 {
 	double rank, frac;
@@ -23,7 +89,12 @@ double um_percentile(double *values, size_t n, double q)
 
 	if (!n)
 		return 0.0;
-	qsort(values, n, sizeof(*values), cmp_double);
+	/* asked again of the same values (median, then p90): sorted already, an O(n) look */
+	for (size_t i = 1; i < n; i++)
+		if (!(values[i] >= values[i - 1])) {
+			sort_doubles(values, n);
+			break;
+		}
 	if (n == 1)
 		return values[0];
 	rank = q / 100.0 * (double)(n - 1);
@@ -117,6 +188,52 @@ json_t *um_summarise(const json_t *units)
 	}
 	summary = um_summarise_figures(figures, n);
 	free(figures);
+	return summary;
+}
+
+struct figures_list {
+	struct unit_figures *at;
+	size_t n, cap;
+};
+
+static int add_figures(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	struct figures_list *l = ctx;
+
+	(void)t;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		struct unit_figures *bigger = realloc(l->at, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -1;
+		l->at = bigger;
+		l->cap = cap;
+	}
+	l->at[l->n++] = (struct unit_figures){
+		.wall_s = um_unit_number(u, UM_F_WALL_S, 0),
+		.cpu_s = um_unit_number(u, UM_F_CPU_S, 0),
+		.peak_rss_bytes = um_unit_number(u, UM_F_PEAK_RSS_BYTES, 0),
+		.output_bytes = u->kind[UM_F_OUTPUT_BYTES] == UM_V_INT ? u->v[UM_F_OUTPUT_BYTES].i : -1,
+	};
+	return 0;
+}
+
+json_t *um_summarise_files(const char *const *files, size_t n_files, char *err, size_t errlen)
+{
+	struct figures_list l = { 0 };
+	json_t *summary = NULL;
+	size_t f;
+
+	for (f = 0; f < n_files; f++)
+		if (um_read_units(files[f], add_figures, &l, NULL, err, errlen))
+			break;
+	if (f == n_files) {
+		summary = um_summarise_figures(l.at, l.n);
+		if (!summary)
+			snprintf(err, errlen, "out of memory summarising %zu units", l.n);
+	}
+	free(l.at);
 	return summary;
 }
 

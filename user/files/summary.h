@@ -28,6 +28,12 @@ json_t *um_summarise_figures(const struct unit_figures *units, size_t n);
 /* The same over a JSON array of unit objects. */
 json_t *um_summarise(const json_t *units);
 
+/*
+ * The summary of the units of n_files manifests or units streams, read one unit at a time
+ * (um_read_units): only the four figures a unit are kept. NULL with one line in err on failure.
+ */
+json_t *um_summarise_files(const char *const *files, size_t n_files, char *err, size_t errlen);
+
 /* The summary as a short human table. */
 void um_print_summary_table(FILE *out, const json_t *summary);
 

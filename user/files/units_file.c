@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "files/fastjson.h"
 #include "files/unit_keys.h"
 #include "files/units_file.h"
 
@@ -15,39 +16,74 @@ double um_json_number(const json_t *obj, const char *key, double otherwise)
 	return json_is_number(v) ? json_number_value(v) : otherwise;
 }
 
+/* The figures of a unit object, as the fast path fills them (fastjson.cc). */
+void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
+{
+	static const char *const keys[UM_F_N] = {
+		[UM_F_INDEX] = UM_KEY_INDEX,
+		[UM_F_PID] = UM_KEY_PID,
+		[UM_F_START_NS] = UM_KEY_START_NS,
+		[UM_F_WALL_S] = UM_KEY_WALL_S,
+		[UM_F_CPU_S] = UM_KEY_CPU_S,
+		[UM_F_CPU_UTILISATION] = UM_KEY_CPU_UTILISATION,
+		[UM_F_PEAK_RSS_BYTES] = UM_KEY_PEAK_RSS_BYTES,
+		[UM_F_PEAK_RSS_DELTA_BYTES] = UM_KEY_PEAK_RSS_DELTA_BYTES,
+		[UM_F_OUTPUT_BYTES] = UM_KEY_OUTPUT_BYTES,
+		[UM_F_PEAK_CHARGE_BYTES] = UM_KEY_PEAK_CHARGE_BYTES,
+	};
+	const char *status;
+
+	memset(u, 0, sizeof(*u));
+	for (int f = 0; f < UM_F_N; f++) {
+		const json_t *v = json_object_get(unit, keys[f]);
+
+		if (!v)
+			u->kind[f] = UM_V_ABSENT;
+		else if (json_is_null(v))
+			u->kind[f] = UM_V_NULL;
+		else if (json_is_integer(v))
+			u->kind[f] = UM_V_INT, u->v[f].i = json_integer_value(v);
+		else if (json_is_real(v))
+			u->kind[f] = UM_V_REAL, u->v[f].d = json_real_value(v);
+		else
+			u->kind[f] = UM_V_OTHER;
+	}
+	t->spec = json_string_value(json_object_get(unit, UM_KEY_SPEC));
+	status = t->status = json_string_value(json_object_get(unit, UM_KEY_STATUS));
+	u->status = !status ? UM_US_NONE : !strcmp(status, UM_STATUS_COMPLETE) ? UM_US_COMPLETE
+		  : !strcmp(status, UM_STATUS_INCOMPLETE) ? UM_US_INCOMPLETE : UM_US_OTHER;
+}
+
 /*
- * A unit object must carry the figures the summary reads, as numbers a unit can have: a file
- * from elsewhere may hold anything, and a peak of 1e79 bytes must not reach an integer field.
+ * A unit must carry the figures the summary reads, as numbers a unit can have: a file from
+ * elsewhere may hold anything, and a peak of 1e79 bytes must not reach an integer field.
  */
-static int check_unit(const json_t *unit, char *why, size_t len)
+static int check_figures(const struct um_read_unit *u, char *why, size_t len)
 {
 	static const struct {
+		enum um_unit_field field;
 		const char *key;
 		double max;
 		bool optional;
 	} figures[] = {
-		{ UM_KEY_WALL_S, 1e9, false }, /* thirty years */
-		{ UM_KEY_CPU_S, 1e12, false },
-		{ UM_KEY_PEAK_RSS_BYTES, 4e18, false },
-		{ UM_KEY_OUTPUT_BYTES, 4e18, true },
-		{ UM_KEY_CPU_UTILISATION, 1e6, true },
+		{ UM_F_WALL_S, UM_KEY_WALL_S, 1e9, false }, /* thirty years */
+		{ UM_F_CPU_S, UM_KEY_CPU_S, 1e12, false },
+		{ UM_F_PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, 4e18, false },
+		{ UM_F_OUTPUT_BYTES, UM_KEY_OUTPUT_BYTES, 4e18, true },
+		{ UM_F_CPU_UTILISATION, UM_KEY_CPU_UTILISATION, 1e6, true },
 	};
 
-	if (!json_is_object(unit)) {
-		snprintf(why, len, "a unit is not a JSON object");
-		return -1;
-	}
 	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
-		const json_t *v = json_object_get(unit, figures[k].key);
+		enum um_unit_field f = figures[k].field;
 		double x;
 
-		if (figures[k].optional && (!v || json_is_null(v)))
+		if (figures[k].optional && (u->kind[f] == UM_V_ABSENT || u->kind[f] == UM_V_NULL))
 			continue;
-		if (!json_is_number(v)) {
+		if (!um_unit_is_number(u, f)) {
 			snprintf(why, len, "a unit has no number \"%s\"", figures[k].key);
 			return -1;
 		}
-		x = json_number_value(v);
+		x = um_unit_number(u, f, 0);
 		if (!(x >= 0 && x <= figures[k].max)) {
 			snprintf(why, len, "a unit's \"%s\" is %g, outside 0..%g", figures[k].key, x,
 				 figures[k].max);
@@ -55,6 +91,19 @@ static int check_unit(const json_t *unit, char *why, size_t len)
 		}
 	}
 	return 0;
+}
+
+static int check_unit(const json_t *unit, char *why, size_t len)
+{
+	struct um_read_unit u;
+	struct um_unit_text t;
+
+	if (!json_is_object(unit)) {
+		snprintf(why, len, "a unit is not a JSON object");
+		return -1;
+	}
+	um_unit_from_json(unit, &u, &t);
+	return check_figures(&u, why, len);
 }
 
 static int load_jsonl(const char *path, FILE *f, json_t *units, char *err, size_t errlen)
@@ -107,23 +156,6 @@ static bool first_line_opens_object(FILE *f)
 
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 {
-	return um_load_units_run(path, units, NULL, err, errlen);
-}
-
-int um_load_units_run(const char *path, json_t *units, json_t **run, char *err, size_t errlen)
-{
-	json_t *doc = NULL;
-	int rc = um_load_units_doc(path, units, run ? &doc : NULL, err, errlen);
-
-	if (run)
-		*run = json_is_object(json_object_get(doc, "run")) ?
-			       json_incref(json_object_get(doc, "run")) : NULL;
-	json_decref(doc);
-	return rc;
-}
-
-int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *err, size_t errlen)
-{
 	json_error_t jerr;
 	json_t *doc, *list, *unit;
 	char why[128];
@@ -131,8 +163,6 @@ int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *
 	FILE *f;
 	int c, rc = 0;
 
-	if (manifest)
-		*manifest = NULL;
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -160,8 +190,6 @@ int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *
 				json_array_append(units, unit);
 			}
 		}
-		if (!rc && manifest)
-			*manifest = json_incref(doc);
 		json_decref(doc);
 		fclose(f);
 		return rc;
@@ -181,6 +209,151 @@ int um_load_units_doc(const char *path, json_t *units, json_t **manifest, char *
 	}
 	rewind(f);
 	rc = load_jsonl(path, f, units, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+/* One line of a stream into fn: the fast path, or jansson where the fast path cannot say. */
+static int read_line(const char *path, int lineno, const char *line, size_t len, um_unit_fn fn,
+		     void *ctx, char *err, size_t errlen)
+{
+	struct um_read_unit u;
+	struct um_unit_text t;
+	json_error_t jerr;
+	json_t *unit = NULL;
+	char why[128];
+	int rc = 0;
+
+	if (um_fastjson_unit(line, len, &u, &t)) {
+		unit = json_loadb(line, len, 0, &jerr);
+		if (!unit) {
+			snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, lineno,
+				 jerr.column, jerr.text);
+			return -1;
+		}
+		if (check_unit(unit, why, sizeof(why))) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+			json_decref(unit);
+			return -1;
+		}
+		um_unit_from_json(unit, &u, &t);
+	} else if (check_figures(&u, why, sizeof(why))) {
+		snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+		return -1;
+	}
+	if (fn(ctx, &u, &t)) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		rc = -1;
+	}
+	json_decref(unit);
+	return rc;
+}
+
+static int read_jsonl(const char *path, FILE *f, um_unit_fn fn, void *ctx, char *err,
+		      size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int lineno = 0, rc = 0;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (strspn(line, " \t\r\n") == (size_t)len)
+			continue;
+		if (cap < (size_t)len + UM_FASTJSON_PADDING) {
+			char *bigger = realloc(line, (size_t)len + UM_FASTJSON_PADDING);
+
+			if (!bigger) {
+				snprintf(err, errlen, "out of memory reading %s", path);
+				rc = -1;
+				break;
+			}
+			line = bigger;
+			cap = (size_t)len + UM_FASTJSON_PADDING;
+		}
+		rc = read_line(path, lineno, line, (size_t)len, fn, ctx, err, errlen);
+		if (rc)
+			break;
+	}
+	free(line);
+	return rc;
+}
+
+int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest, char *err,
+		  size_t errlen)
+{
+	struct um_read_unit u;
+	struct um_unit_text t;
+	json_error_t jerr;
+	json_t *doc, *list, *unit;
+	char why[128];
+	size_t i;
+	FILE *f;
+	int c, rc = 0;
+
+	if (manifest)
+		*manifest = NULL;
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/*
+	 * A manifest is one object that holds a "units" array; a stream is one unit per line. A
+	 * stream's first line is one whole object, which json_loadf reads and stops after: a
+	 * stream costs one line read twice. A manifest is parsed whole, then its units given out
+	 * and dropped: one file's at a time.
+	 */
+	doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
+	if (doc && json_is_object(doc) && json_object_get(doc, "schema")) {
+		while ((c = fgetc(f)) != EOF && strchr(" \t\r\n", c))
+			;
+		list = json_object_get(doc, "units");
+		if (c != EOF) {
+			snprintf(err, errlen, "%s: data after the manifest's closing brace", path);
+			rc = -1;
+		} else if (!json_is_array(list)) {
+			snprintf(err, errlen, "%s: the manifest has no \"units\" array", path);
+			rc = -1;
+		} else {
+			/* every unit checked before any is given, as the whole file is refused */
+			json_array_foreach(list, i, unit) {
+				if (check_unit(unit, why, sizeof(why))) {
+					snprintf(err, errlen, "%s: units[%zu]: %s", path, i, why);
+					rc = -1;
+					break;
+				}
+			}
+			json_array_foreach(list, i, unit) {
+				if (rc)
+					break;
+				um_unit_from_json(unit, &u, &t);
+				if (fn(ctx, &u, &t)) {
+					snprintf(err, errlen, "out of memory reading %s", path);
+					rc = -1;
+				}
+			}
+		}
+		if (!rc && manifest) {
+			json_object_del(doc, "units");
+			*manifest = json_incref(doc);
+		}
+		json_decref(doc);
+		fclose(f);
+		return rc;
+	}
+	json_decref(doc);
+	rewind(f);
+	/* as um_load_units: a broken manifest is blamed where the document parser broke */
+	if (!doc && first_line_opens_object(f)) {
+		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
+			 jerr.text);
+		fclose(f);
+		return -1;
+	}
+	rewind(f);
+	rc = read_jsonl(path, f, fn, ctx, err, errlen);
 	fclose(f);
 	return rc;
 }

@@ -18,19 +18,31 @@
 #include "page/svg.h"
 #include "common/version.h"
 
-/* One input file: a run manifest (doc) or a units stream (doc NULL), and its units. */
+/* One input file: a run manifest (doc, less its units) or a units stream (doc NULL), and where
+ * its units are in the page's. */
 struct html_input {
 	const char *path;
 	json_t *doc;
-	json_t *units;
+	size_t first, n;
 };
 
+/*
+ * Every file's units, in order, compact (a million units in 200 files: about 100 MB), never
+ * their documents; their strings (a function's name, a status), repeated from unit to unit,
+ * kept once each in strings.
+ */
 struct page {
 	FILE *out;
 	const struct html_request *req;
 	struct html_input *inputs;
 	size_t n_inputs;
-	json_t *units; /* every file's units, in order */
+	struct um_read_unit *units;
+	struct page_unit_text *text;
+	size_t n_units, cap_units;
+	char **strings;
+	size_t n_strings, cap_strings;
+	unsigned *slots; /* open addressing into strings: 1 + index, 0 empty */
+	size_t n_slots;
 };
 
 /*
@@ -48,11 +60,87 @@ static const char *str(const json_t *o, const char *key)
 
 /* --- inputs ----------------------------------------------------------------------------- */
 
+static size_t string_hash(const char *s)
+{
+	size_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* s kept once: 1 + its index in pg->strings; 0 for NULL (not a string); -1 out of memory. */
+static long long intern(struct page *pg, const char *s)
+{
+	size_t at;
+
+	if (!s)
+		return 0;
+	if (2 * (pg->n_strings + 1) > pg->n_slots) {
+		size_t n_slots = pg->n_slots ? 2 * pg->n_slots : 64;
+		unsigned *slots = calloc(n_slots, sizeof(*slots));
+
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < pg->n_strings; i++) {
+			for (at = string_hash(pg->strings[i]) & (n_slots - 1); slots[at];
+			     at = (at + 1) & (n_slots - 1))
+				;
+			slots[at] = (unsigned)i + 1;
+		}
+		free(pg->slots);
+		pg->slots = slots;
+		pg->n_slots = n_slots;
+	}
+	for (at = string_hash(s) & (pg->n_slots - 1); pg->slots[at]; at = (at + 1) & (pg->n_slots - 1))
+		if (!strcmp(pg->strings[pg->slots[at] - 1], s))
+			return pg->slots[at];
+	if (pg->n_strings == pg->cap_strings) {
+		size_t cap = pg->cap_strings ? 2 * pg->cap_strings : 16;
+		char **bigger = realloc(pg->strings, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -1;
+		pg->strings = bigger;
+		pg->cap_strings = cap;
+	}
+	pg->strings[pg->n_strings] = strdup(s);
+	if (!pg->strings[pg->n_strings])
+		return -1;
+	pg->slots[at] = (unsigned)++pg->n_strings;
+	return pg->n_strings;
+}
+
+static int add_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	struct page *pg = ctx;
+	long long spec = intern(pg, t->spec), status = intern(pg, t->status);
+
+	if (spec < 0 || status < 0)
+		return -1;
+	if (pg->n_units == pg->cap_units) {
+		size_t cap = pg->cap_units ? 2 * pg->cap_units : 4096;
+		struct um_read_unit *units = realloc(pg->units, cap * sizeof(*units));
+		struct page_unit_text *text;
+
+		if (!units)
+			return -1;
+		pg->units = units;
+		text = realloc(pg->text, cap * sizeof(*text));
+		if (!text)
+			return -1;
+		pg->text = text;
+		pg->cap_units = cap;
+	}
+	pg->units[pg->n_units] = *u;
+	pg->text[pg->n_units++] = (struct page_unit_text){ (unsigned)spec, (unsigned)status };
+	return 0;
+}
+
 static int load_inputs(struct page *pg, char *err, size_t errlen)
 {
 	pg->inputs = calloc(pg->req->n_files ? pg->req->n_files : 1, sizeof(*pg->inputs));
-	pg->units = json_array();
-	if (!pg->inputs || !pg->units) {
+	if (!pg->inputs) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -61,22 +149,31 @@ static int load_inputs(struct page *pg, char *err, size_t errlen)
 
 		/* a manifest or a units stream, read and checked as summary and project read them */
 		in->path = pg->req->files[i];
-		in->units = json_array();
-		if (!in->units || um_load_units_doc(in->path, in->units, &in->doc, err, errlen))
+		in->first = pg->n_units;
+		if (um_read_units(in->path, add_unit, pg, &in->doc, err, errlen))
 			return -1;
-		json_array_extend(pg->units, in->units);
+		in->n = pg->n_units - in->first;
 	}
 	return 0;
 }
 
 static void free_inputs(struct page *pg)
 {
-	for (size_t i = 0; i < pg->n_inputs; i++) {
+	for (size_t i = 0; i < pg->n_inputs; i++)
 		json_decref(pg->inputs[i].doc);
-		json_decref(pg->inputs[i].units);
-	}
 	free(pg->inputs);
-	json_decref(pg->units);
+	free(pg->units);
+	free(pg->text);
+	for (size_t i = 0; i < pg->n_strings; i++)
+		free(pg->strings[i]);
+	free(pg->strings);
+	free(pg->slots);
+}
+
+/* A unit's string (its 1 + index in pg->strings), or NULL. */
+static const char *unit_string(const struct page *pg, unsigned id)
+{
+	return id ? pg->strings[id - 1] : NULL;
 }
 
 /* --- the run ---------------------------------------------------------------------------- */
@@ -139,24 +236,20 @@ static void warning(FILE *out, bool *open, const char *fmt, ...)
 	fputs("</li>", out);
 }
 
-static size_t incomplete_units(const json_t *units)
+static size_t incomplete_units(const struct um_read_unit *units, size_t n)
 {
-	size_t i, n = 0;
-	const json_t *u;
+	size_t c = 0;
 
-	json_array_foreach(units, i, u) {
-		const char *status = str(u, UM_KEY_STATUS);
-
-		if (status && strcmp(status, UM_STATUS_COMPLETE))
-			n++;
-	}
-	return n;
+	for (size_t i = 0; i < n; i++)
+		c += !um_unit_complete(&units[i]);
+	return c;
 }
 
-static void run_warnings(FILE *out, const struct html_input *in, const json_t *run)
+static void run_warnings(FILE *out, const struct page *pg, const struct html_input *in,
+			 const json_t *run)
 {
 	const json_t *tl = json_object_get(run, "memory_timeline"), *charge = json_object_get(run, "charge");
-	size_t incomplete = incomplete_units(in->units);
+	size_t incomplete = incomplete_units(pg->units + in->first, in->n);
 	double lost = um_json_number(run, "lost_events", 0),
 	       map_full = um_json_number(run, "map_full_events", 0),
 	       lock_timeouts = um_json_number(json_object_get(run, "tracing"), "lock_timeouts", 0);
@@ -228,9 +321,9 @@ static void section_run(struct page *pg, const struct html_input *in, size_t k)
 		  json_object_get(run, "peak_charge_bytes"), VALUE_BYTES);
 	total_row(out, "output_bytes", "bytes written", json_object_get(run, "output_bytes"), VALUE_BYTES);
 	count_row(out, "processes", "processes", (long long)um_json_number(run, "processes", 0));
-	count_row(out, "units", "units", (long long)json_array_size(in->units));
+	count_row(out, "units", "units", (long long)in->n);
 	fputs("</tbody></table>", out);
-	run_warnings(out, in, run);
+	run_warnings(out, pg, in, run);
 	fputs("</article>\n", out);
 }
 
@@ -247,7 +340,7 @@ static void section_runs(struct page *pg)
 			fputs("<p class=\"why stream\">", pg->out);
 			svg_text(pg->out, pg->inputs[i].path);
 			fprintf(pg->out, ": a units stream (%zu units), without its run record: no "
-				"command, hardware or totals.</p>", json_array_size(pg->inputs[i].units));
+				"command, hardware or totals.</p>", pg->inputs[i].n);
 		}
 	}
 	if (!manifests)
@@ -260,18 +353,19 @@ static void section_runs(struct page *pg)
 static void section_distributions(struct page *pg)
 {
 	static const struct {
+		enum um_unit_field field;
 		const char *key, *label;
 		enum value_kind kind;
 	} figures[] = {
-		{ UM_KEY_WALL_S, "wall time", VALUE_SECONDS },
-		{ UM_KEY_CPU_S, "CPU time", VALUE_SECONDS },
-		{ UM_KEY_CPU_UTILISATION, "cores used (CPU time / wall)", VALUE_CORES },
-		{ UM_KEY_PEAK_RSS_BYTES, "peak RSS", VALUE_BYTES },
-		{ UM_KEY_PEAK_CHARGE_BYTES, "peak memory charge", VALUE_BYTES },
+		{ UM_F_WALL_S, UM_KEY_WALL_S, "wall time", VALUE_SECONDS },
+		{ UM_F_CPU_S, UM_KEY_CPU_S, "CPU time", VALUE_SECONDS },
+		{ UM_F_CPU_UTILISATION, UM_KEY_CPU_UTILISATION, "cores used (CPU time / wall)",
+		  VALUE_CORES },
+		{ UM_F_PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, "peak RSS", VALUE_BYTES },
+		{ UM_F_PEAK_CHARGE_BYTES, UM_KEY_PEAK_CHARGE_BYTES, "peak memory charge", VALUE_BYTES },
 	};
-	size_t n = json_array_size(pg->units), i;
+	size_t n = pg->n_units, i;
 	double *values = malloc((n ? n : 1) * sizeof(*values));
-	const json_t *u;
 
 	fprintf(pg->out, "<section id=\"distributions\"><h2>How the units' costs spread</h2>"
 			 "<p class=\"sub\">Complete units only. The median and p90 are marked: "
@@ -281,12 +375,11 @@ static void section_distributions(struct page *pg)
 	for (size_t f = 0; values && f < sizeof(figures) / sizeof(figures[0]); f++) {
 		size_t m = 0;
 
-		json_array_foreach(pg->units, i, u) {
-			const json_t *v = json_object_get(u, figures[f].key);
-			const char *status = str(u, UM_KEY_STATUS);
+		for (i = 0; i < n; i++) {
+			const struct um_read_unit *u = &pg->units[i];
 
-			if (json_is_number(v) && (!status || !strcmp(status, UM_STATUS_COMPLETE)))
-				values[m++] = json_number_value(v);
+			if (um_unit_is_number(u, figures[f].field) && um_unit_complete(u))
+				values[m++] = um_unit_number(u, figures[f].field, 0);
 		}
 		svg_distribution(pg->out, figures[f].key, figures[f].label, values, m, figures[f].kind);
 	}
@@ -320,8 +413,9 @@ static void section_over_time(struct page *pg)
 			fputs("<p class=\"why\">The manifest lists no process.</p>", out);
 			continue;
 		}
-		svg_process_lanes(out, json_object_get(run, "per_process"), in->units,
-				     um_json_number(run, "wall_s", 0));
+		svg_process_lanes(out, json_object_get(run, "per_process"), pg->units + in->first,
+				  pg->text + in->first, in->n, (const char *const *)pg->strings,
+				  um_json_number(run, "wall_s", 0));
 	}
 	if (!any)
 		fputs("<p class=\"why\" id=\"no-timeline\">No timeline: the input is a units stream "
@@ -405,8 +499,9 @@ static void section_projection(struct page *pg)
 	/* from the files as read above: parsing 100,000 units once is time enough */
 	um_project_input_init(&in);
 	for (size_t i = 0; i < pg->n_inputs && !*err; i++)
-		um_project_add(&in, pg->inputs[i].path, pg->inputs[i].units,
-			       json_object_get(pg->inputs[i].doc, "run"), err, sizeof(err));
+		um_project_add(&in, pg->inputs[i].path, pg->units + pg->inputs[i].first,
+			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, "run"), err,
+			       sizeof(err));
 	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
 		fputs("<p class=\"why\">No projection: ", out);
 		svg_text(out, err);
@@ -430,28 +525,29 @@ static void section_projection(struct page *pg)
 
 /* --- the table -------------------------------------------------------------------------- */
 
-static void cell(FILE *out, const json_t *u, const char *key, enum value_kind kind, int digits)
+static void cell(FILE *out, const struct um_read_unit *u, enum um_unit_field f,
+		 enum value_kind kind, int digits)
 {
-	const json_t *v = json_object_get(u, key);
+	double x = um_unit_number(u, f, 0);
 	char text[64];
 
-	if (!json_is_number(v)) {
+	if (!um_unit_is_number(u, f)) {
 		fputs("<td data-v=\"\">&ndash;</td>", out);
 		return;
 	}
 	if (digits >= 0)
-		snprintf(text, sizeof(text), "%.*f", digits, json_number_value(v));
+		snprintf(text, sizeof(text), "%.*f", digits, x);
 	else
-		svg_format_value(text, sizeof(text), json_number_value(v), kind);
-	if (json_is_integer(v))
-		fprintf(out, "<td data-v=\"%lld\">%s</td>", (long long)json_integer_value(v), text);
+		svg_format_value(text, sizeof(text), x, kind);
+	if (u->kind[f] == UM_V_INT)
+		fprintf(out, "<td data-v=\"%lld\">%s</td>", u->v[f].i, text);
 	else
-		fprintf(out, "<td data-v=\"%.17g\">%s</td>", json_number_value(v), text);
+		fprintf(out, "<td data-v=\"%.17g\">%s</td>", x, text);
 }
 
 struct table_row {
 	double wall_s;
-	const json_t *unit;
+	size_t at; /* in pg->units */
 };
 
 static int by_wall_desc(const void *a, const void *b)
@@ -464,7 +560,7 @@ static int by_wall_desc(const void *a, const void *b)
 static void section_table(struct page *pg)
 {
 	FILE *out = pg->out;
-	size_t n = json_array_size(pg->units), shown = n, i;
+	size_t n = pg->n_units, shown = n, i;
 	struct table_row *rows = malloc((n ? n : 1) * sizeof(*rows));
 
 	fputs("<section id=\"units\"><h2>Units</h2>", out);
@@ -473,8 +569,8 @@ static void section_table(struct page *pg)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		rows[i].unit = json_array_get(pg->units, i);
-		rows[i].wall_s = um_json_number(rows[i].unit, UM_KEY_WALL_S, 0);
+		rows[i].at = i;
+		rows[i].wall_s = um_unit_number(&pg->units[i], UM_F_WALL_S, 0);
 	}
 	if (n > HTML_TABLE_ROWS) {
 		qsort(rows, n, sizeof(*rows), by_wall_desc);
@@ -489,29 +585,29 @@ static void section_table(struct page *pg)
 	      "<th>RSS rise</th><th>peak charge</th><th>written</th><th class=\"text\">status</th>"
 	      "</tr></thead><tbody>", out);
 	for (i = 0; i < shown; i++) {
-		const json_t *u = rows[i].unit;
-		const json_t *start = json_object_get(u, UM_KEY_START_NS);
+		const struct um_read_unit *u = &pg->units[rows[i].at];
+		const char *status = unit_string(pg, pg->text[rows[i].at].status);
 
 		fputs("<tr>", out);
-		cell(out, u, UM_KEY_INDEX, VALUE_SECONDS, 0);
-		cell(out, u, UM_KEY_PID, VALUE_SECONDS, 0);
+		cell(out, u, UM_F_INDEX, VALUE_SECONDS, 0);
+		cell(out, u, UM_F_PID, VALUE_SECONDS, 0);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, str(u, UM_KEY_SPEC));
+		svg_text(out, unit_string(pg, pg->text[rows[i].at].spec));
 		fputs("</td>", out);
-		if (json_is_integer(start))
-			fprintf(out, "<td data-v=\"%lld\">%.3f</td>", (long long)json_integer_value(start),
-				json_integer_value(start) / 1e9);
+		if (u->kind[UM_F_START_NS] == UM_V_INT)
+			fprintf(out, "<td data-v=\"%lld\">%.3f</td>", u->v[UM_F_START_NS].i,
+				u->v[UM_F_START_NS].i / 1e9);
 		else
 			fputs("<td data-v=\"\">&ndash;</td>", out);
-		cell(out, u, UM_KEY_WALL_S, VALUE_SECONDS, -1);
-		cell(out, u, UM_KEY_CPU_S, VALUE_SECONDS, -1);
-		cell(out, u, UM_KEY_CPU_UTILISATION, VALUE_CORES, 2);
-		cell(out, u, UM_KEY_PEAK_RSS_BYTES, VALUE_BYTES, -1);
-		cell(out, u, UM_KEY_PEAK_RSS_DELTA_BYTES, VALUE_BYTES, -1);
-		cell(out, u, UM_KEY_PEAK_CHARGE_BYTES, VALUE_BYTES, -1);
-		cell(out, u, UM_KEY_OUTPUT_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_F_WALL_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_F_CPU_S, VALUE_SECONDS, -1);
+		cell(out, u, UM_F_CPU_UTILISATION, VALUE_CORES, 2);
+		cell(out, u, UM_F_PEAK_RSS_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_F_PEAK_RSS_DELTA_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_F_PEAK_CHARGE_BYTES, VALUE_BYTES, -1);
+		cell(out, u, UM_F_OUTPUT_BYTES, VALUE_BYTES, -1);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, str(u, UM_KEY_STATUS) ? str(u, UM_KEY_STATUS) : UM_STATUS_COMPLETE);
+		svg_text(out, status ? status : UM_STATUS_COMPLETE);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table></div></section>\n", out);
@@ -539,7 +635,7 @@ static void page_head(struct page *pg)
 		svg_text(out, pg->req->files[i]);
 	}
 	fprintf(out, " &middot; %zu units &middot; made %s by unitmeter %s</p>\n",
-		json_array_size(pg->units), when, UM_VERSION);
+		pg->n_units, when, UM_VERSION);
 }
 
 int html_report_write(const struct html_request *req, char *err, size_t errlen)

@@ -300,9 +300,18 @@ static struct lane *lane_of(struct lane *lanes, const struct pid_at *index, size
 	return hit ? &lanes[hit->at] : NULL;
 }
 
+/* A unit on the timeline: the units sorted by process, then start, once for every lane. */
+struct unit_span {
+	long long pid;
+	double start_s, end_s;
+	const struct um_read_unit *unit;
+	const char *spec;
+};
+
 static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double s1, size_t count,
-		     const json_t *unit)
+		     const struct unit_span *span)
 {
+	const struct um_read_unit *unit = span->unit;
 	char wall[48], peak[48];
 	double y = p->top + row * LANE_HEIGHT + 3, w = px(p, s1) - px(p, s0);
 
@@ -310,26 +319,19 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 		     "data-units=\"%zu\"><title>",
 		px(p, s0), y, w > 0.6 ? w : 0.6, LANE_HEIGHT - 6, count);
 	if (count == 1) {
-		svg_format_value(wall, sizeof(wall), um_json_number(unit, UM_KEY_WALL_S, 0),
+		svg_format_value(wall, sizeof(wall), um_unit_number(unit, UM_F_WALL_S, 0),
 				 VALUE_SECONDS);
-		svg_format_value(peak, sizeof(peak), um_json_number(unit, UM_KEY_PEAK_RSS_BYTES, 0),
+		svg_format_value(peak, sizeof(peak), um_unit_number(unit, UM_F_PEAK_RSS_BYTES, 0),
 				 VALUE_BYTES);
-		fprintf(out, "unit %lld (", (long long)um_json_number(unit, UM_KEY_INDEX, -1));
-		svg_text(out, json_string_value(json_object_get(unit, UM_KEY_SPEC)));
+		fprintf(out, "unit %lld (", (long long)um_unit_number(unit, UM_F_INDEX, -1));
+		svg_text(out, span->spec);
 		fprintf(out, "): wall %s, %.2f cores, peak RSS %s, at %.3f s", wall,
-			um_json_number(unit, UM_KEY_CPU_UTILISATION, 0), peak, s0);
+			um_unit_number(unit, UM_F_CPU_UTILISATION, 0), peak, s0);
 	} else {
 		fprintf(out, "%zu units from %.3f s to %.3f s", count, s0, s1);
 	}
 	fputs("</title></rect>", out);
 }
-
-/* A unit on the timeline: the units sorted by process, then start, once for every lane. */
-struct unit_span {
-	long long pid;
-	double start_s, end_s;
-	const json_t *unit;
-};
 
 static int by_pid_start(const void *a, const void *b)
 {
@@ -341,22 +343,25 @@ static int by_pid_start(const void *a, const void *b)
 }
 
 /* The units with a start time, sorted; *n gets their number. NULL: none (or no memory). */
-static struct unit_span *unit_spans(const json_t *units, size_t *n)
+static struct unit_span *unit_spans(const struct um_read_unit *units,
+				     const struct page_unit_text *text, size_t n_units,
+				     const char *const *strings, size_t *n)
 {
-	struct unit_span *spans = malloc((json_array_size(units) + 1) * sizeof(*spans));
-	const json_t *u;
-	size_t i;
+	struct unit_span *spans = malloc((n_units + 1) * sizeof(*spans));
 
 	*n = 0;
 	if (!spans)
 		return NULL;
-	json_array_foreach(units, i, u) {
-		if (!json_is_number(json_object_get(u, UM_KEY_START_NS)))
+	for (size_t i = 0; i < n_units; i++) {
+		const struct um_read_unit *u = &units[i];
+
+		if (!um_unit_is_number(u, UM_F_START_NS))
 			continue;
-		spans[*n].pid = (long long)um_json_number(u, UM_KEY_PID, -1);
-		spans[*n].start_s = um_json_number(u, UM_KEY_START_NS, 0) / 1e9;
-		spans[*n].end_s = spans[*n].start_s + um_json_number(u, UM_KEY_WALL_S, 0);
+		spans[*n].pid = (long long)um_unit_number(u, UM_F_PID, -1);
+		spans[*n].start_s = um_unit_number(u, UM_F_START_NS, 0) / 1e9;
+		spans[*n].end_s = spans[*n].start_s + um_unit_number(u, UM_F_WALL_S, 0);
 		spans[*n].unit = u;
+		spans[*n].spec = text[i].spec ? strings[text[i].spec - 1] : NULL;
 		(*n)++;
 	}
 	qsort(spans, *n, sizeof(*spans), by_pid_start);
@@ -368,7 +373,7 @@ static void lane_units(FILE *out, const struct plot *p, const struct lane *l,
 		       const struct unit_span *spans, size_t n, bool merge)
 {
 	double gap = merge ? 0.5 * (p->x_hi - p->x_lo) / p->width : -1, s0 = 0, s1 = 0;
-	const json_t *first = NULL;
+	const struct unit_span *first = NULL;
 	size_t lo = 0, hi = n, count = 0;
 
 	/* the first unit of this process */
@@ -388,7 +393,7 @@ static void lane_units(FILE *out, const struct plot *p, const struct lane *l,
 		}
 		if (count)
 			unit_bar(out, p, l->row, s0, s1, count, first);
-		first = spans[i].unit;
+		first = &spans[i];
 		s0 = spans[i].start_s;
 		s1 = spans[i].end_s;
 		count = 1;
@@ -419,14 +424,16 @@ static void lane_title(FILE *out, const struct lane *l)
 	fputs("</title>", out);
 }
 
-size_t svg_process_lanes(FILE *out, const json_t *per_process, const json_t *units, double end_s)
+size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_read_unit *units,
+			 const struct page_unit_text *text, size_t n_units, const char *const *strings,
+			 double end_s)
 {
 	size_t n = json_array_size(per_process), i, drawn = 0;
 	struct plot p = { .left = LANE_LABEL, .top = 4, .width = 960 - LANE_LABEL - 10 };
 	struct lane *lanes = calloc(n ? n : 1, sizeof(*lanes));
 	struct pid_at *index = calloc(n ? n : 1, sizeof(*index));
 	size_t n_spans = 0;
-	struct unit_span *spans = unit_spans(units, &n_spans);
+	struct unit_span *spans = unit_spans(units, text, n_units, strings, &n_spans);
 	const json_t *proc;
 	int rows = 0;
 

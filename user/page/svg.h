@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
+#include "files/units_file.h"
 
 enum value_kind {
 	VALUE_SECONDS,
@@ -29,13 +30,19 @@ void svg_text(FILE *out, const char *s);
 void svg_distribution(FILE *out, const char *key, const char *label, const double *values, size_t n,
 		      enum value_kind kind);
 
+/* A unit's strings on the page: 1 + their index in the page's strings; 0: not a string. */
+struct page_unit_text {
+	unsigned spec, status;
+};
+
 /*
  * One lane per process of a run's per_process table, from its start to its exit (or the end of
  * tracing), a line from its parent's lane at its fork; each unit of the run a bar on its
  * process's lane. end_s: the run's wall time. Returns the lanes drawn.
  */
-size_t svg_process_lanes(FILE *out, const json_t *per_process, const json_t *units,
-			    double end_s);
+size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_read_unit *units,
+			 const struct page_unit_text *text, size_t n, const char *const *strings,
+			 double end_s);
 
 /* The run's memory_timeline: RSS (and the memory charge) lowest to highest per bucket. */
 void svg_memory_timeline(FILE *out, const json_t *timeline, double end_s);

@@ -692,6 +692,10 @@ static int input_grow(struct project_input *in, size_t want)
 
 	long long **places[] = { &in->process, &in->rank };
 
+	if (want <= in->cap)
+		return 0;
+	if (want < 2 * in->cap)
+		want = 2 * in->cap;
 	for (size_t a = 0; a < sizeof(arrays) / sizeof(arrays[0]); a++) {
 		double *bigger = realloc(*arrays[a], (want ? want : 1) * sizeof(double));
 
@@ -706,6 +710,7 @@ static int input_grow(struct project_input *in, size_t want)
 			return -1;
 		*places[a] = bigger;
 	}
+	in->cap = want;
 	return 0;
 }
 
@@ -843,27 +848,25 @@ static void worker_base(struct project_input *in, const json_t *run, const struc
  * fixed part (before the first unit and after the last). Returns false when the units have no
  * start times: then only processes and places are known.
  */
-static bool place_units(struct project_input *in, const json_t *units, const json_t *run,
-			size_t first)
+static bool place_units(struct project_input *in, const struct um_read_unit *units, size_t n,
+			const json_t *run, size_t first)
 {
-	size_t n = json_array_size(units), i, k = 0, c = first, start, end;
+	size_t i, k = 0, c = first, start, end;
 	struct file_unit *t = calloc(n ? n : 1, sizeof(*t));
 	double wall_run = json_number_value(json_object_get(run, "wall_s")), last_end = 0;
 	bool timed = true;
-	json_t *u;
 
 	if (!t)
 		return false;
-	json_array_foreach(units, i, u) {
-		const json_t *start_ns = json_object_get(u, UM_KEY_START_NS);
-		const char *status = json_string_value(json_object_get(u, UM_KEY_STATUS));
+	for (i = 0; i < n; i++) {
+		const struct um_read_unit *u = &units[i];
 
-		timed = timed && json_is_number(start_ns);
-		t[k].start_s = json_number_value(start_ns) / 1e9;
-		t[k].end_s = t[k].start_s + json_number_value(json_object_get(u, UM_KEY_WALL_S));
-		t[k].pid = (long long)um_json_number(u, UM_KEY_PID, -1);
+		timed = timed && um_unit_is_number(u, UM_F_START_NS);
+		t[k].start_s = um_unit_number(u, UM_F_START_NS, 0) / 1e9;
+		t[k].end_s = t[k].start_s + um_unit_number(u, UM_F_WALL_S, 0);
+		t[k].pid = (long long)um_unit_number(u, UM_F_PID, -1);
 		t[k].order = i;
-		t[k].complete = status && strcmp(status, UM_STATUS_COMPLETE) ? -1 : (long long)c++;
+		t[k].complete = um_unit_complete(u) ? (long long)c++ : -1;
 		k++;
 	}
 	qsort(t, k, sizeof(*t), by_pid_then_start);
@@ -932,42 +935,38 @@ void um_project_input_init(struct project_input *in)
 	in->worker_base_rss_bytes = -1;
 }
 
-int um_project_add(struct project_input *in, const char *path, const json_t *units,
-		   const json_t *run, char *err, size_t errlen)
+int um_project_add(struct project_input *in, const char *path, const struct um_read_unit *units,
+		   size_t n, const json_t *run, char *err, size_t errlen)
 {
-	const json_t *u;
 	double walls = 0;
 	size_t i, first = in->n;
 
 	*err = '\0';
-	if (input_grow(in, in->n + json_array_size(units))) {
+	if (input_grow(in, in->n + n)) {
 		snprintf(err, errlen, "out of memory reading %s", path);
 		return -1;
 	}
-	json_array_foreach(units, i, u) {
-		const char *status = json_string_value(json_object_get(u, UM_KEY_STATUS));
-		const json_t *util = json_object_get(u, UM_KEY_CPU_UTILISATION);
-		const json_t *out = json_object_get(u, UM_KEY_OUTPUT_BYTES);
-		const json_t *charge = json_object_get(u, UM_KEY_PEAK_CHARGE_BYTES);
-		double wall = json_number_value(json_object_get(u, UM_KEY_WALL_S));
-		double cpu = json_number_value(json_object_get(u, UM_KEY_CPU_S));
+	for (i = 0; i < n; i++) {
+		const struct um_read_unit *u = &units[i];
+		double wall = um_unit_number(u, UM_F_WALL_S, 0);
+		double cpu = um_unit_number(u, UM_F_CPU_S, 0);
 
 		walls += wall;
 		/* the seed's stream has no status: every unit it wrote returned */
-		if (status && strcmp(status, UM_STATUS_COMPLETE)) {
+		if (!um_unit_complete(u)) {
 			in->n_incomplete++;
 			continue;
 		}
 		in->wall_s[in->n] = wall;
 		in->cycle_s[in->n] = wall;
-		in->cpu_utilisation[in->n] = json_is_number(util) ? json_number_value(util)
-						   : wall > 0 ? cpu / wall : 0;
-		in->peak_rss_bytes[in->n] =
-			json_number_value(json_object_get(u, UM_KEY_PEAK_RSS_BYTES));
-		in->peak_charge_bytes[in->n] = json_is_number(charge) ? json_number_value(charge) : -1;
-		if (!json_is_number(charge))
+		in->cpu_utilisation[in->n] = um_unit_is_number(u, UM_F_CPU_UTILISATION)
+						     ? um_unit_number(u, UM_F_CPU_UTILISATION, 0)
+						     : wall > 0 ? cpu / wall : 0;
+		in->peak_rss_bytes[in->n] = um_unit_number(u, UM_F_PEAK_RSS_BYTES, 0);
+		in->peak_charge_bytes[in->n] = um_unit_number(u, UM_F_PEAK_CHARGE_BYTES, -1);
+		if (!um_unit_is_number(u, UM_F_PEAK_CHARGE_BYTES))
 			charge_missing(in, path, run);
-		in->output_bytes[in->n] = json_is_number(out) ? json_number_value(out) : -1;
+		in->output_bytes[in->n] = um_unit_number(u, UM_F_OUTPUT_BYTES, -1);
 		in->n++;
 	}
 	if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
@@ -977,7 +976,7 @@ int um_project_add(struct project_input *in, const char *path, const json_t *uni
 			 "peak_charge_bytes outside what a run can have", path);
 		return -1;
 	}
-	if (!place_units(in, units, run, first) && run &&
+	if (!place_units(in, units, n, run, first) && run &&
 	    json_is_number(json_object_get(run, "wall_s"))) {
 		/* no start times: all the time outside the units is the fixed part */
 		double outside = json_number_value(json_object_get(run, "wall_s")) - walls;
@@ -1003,22 +1002,52 @@ int um_project_add(struct project_input *in, const char *path, const json_t *uni
 	return 0;
 }
 
+/* One file's units, compact: a few thousand in a task's stream, dropped once added. */
+struct unit_list {
+	struct um_read_unit *at;
+	size_t n, cap;
+};
+
+static int keep_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	struct unit_list *l = ctx;
+
+	(void)t;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+		struct um_read_unit *bigger = realloc(l->at, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -1;
+		l->at = bigger;
+		l->cap = cap;
+	}
+	l->at[l->n++] = *u;
+	return 0;
+}
+
 int um_project_load(const char *const *files, size_t n_files, struct project_input *in,
 		    char *err, size_t errlen)
 {
-	um_project_input_init(in);
-	for (size_t f = 0; f < n_files; f++) {
-		json_t *units = json_array(), *run = NULL;
-		int rc = um_load_units_run(files[f], units, &run, err, errlen);
+	struct unit_list l = { 0 };
+	int rc = 0;
 
-		if (!rc)
-			rc = um_project_add(in, files[f], units, run, err, errlen);
-		json_decref(units);
-		json_decref(run);
-		if (rc)
-			return -1;
+	um_project_input_init(in);
+	for (size_t f = 0; f < n_files && !rc; f++) {
+		json_t *doc = NULL;
+
+		l.n = 0;
+		rc = um_read_units(files[f], keep_unit, &l, &doc, err, errlen);
+		if (!rc) {
+			json_t *run = json_object_get(doc, "run");
+
+			rc = um_project_add(in, files[f], l.at, l.n, json_is_object(run) ? run : NULL,
+					    err, errlen);
+		}
+		json_decref(doc);
 	}
-	return 0;
+	free(l.at);
+	return rc ? -1 : 0;
 }
 
 void um_project_input_free(struct project_input *in)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
+#include "files/units_file.h"
 
 #define UM_PROJECT_MAX_NOTES 12
 /* A process's leading unit is warm-up when slower than this many times the median of the later
@@ -43,6 +44,7 @@ struct project_input {
 	double *peak_charge_bytes; /* the memory cgroup's; < 0: not known */
 	double *output_bytes; /* < 0: not recorded */
 	size_t n;
+	size_t cap; /* the arrays' room, grown by doubling: 200 files add 200 times */
 	size_t n_incomplete; /* units cut short, left out */
 	size_t n_files;
 	/* each task's fixed time: before the first unit and after the last, the most of any file
@@ -159,11 +161,11 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
  */
 int um_project_load(const char *const *files, size_t n_files, struct project_input *in,
 		    char *err, size_t errlen);
-/* The same in steps, for files a caller has read already: an empty input, then each file's units
- * (um_load_units_doc) and its "run" object (NULL for a stream). */
+/* The same in steps, for files a caller has read already: an empty input, then each file's n
+ * units (um_read_units) and its "run" object (NULL for a stream). */
 void um_project_input_init(struct project_input *in);
-int um_project_add(struct project_input *in, const char *path, const json_t *units,
-		   const json_t *run, char *err, size_t errlen);
+int um_project_add(struct project_input *in, const char *path, const struct um_read_unit *units,
+		   size_t n, const json_t *run, char *err, size_t errlen);
 void um_project_input_free(struct project_input *in);
 
 #endif
