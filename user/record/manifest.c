@@ -109,8 +109,7 @@ static void charge_json(const struct run_record *r, json_t *run)
 
 /*
  * What the run ran under (run_limits_capture): each figure null when it is not known, never a
- * guess; the SLURM keys null outside SLURM. The job's time limit is null: SLURM 22.05 gives a
- * SPANK plugin neither an item nor a job variable that holds it (README, On a SLURM cluster).
+ * guess; the SLURM keys null outside SLURM.
  */
 static json_t *limits_json(const struct run_record *r)
 {
@@ -124,7 +123,8 @@ static json_t *limits_json(const struct run_record *r)
 			 "slurm_array_task_id", s->set && s->in_array ? json_integer(s->array_task)
 								      : json_null(),
 			 "slurm_step_id", s->set ? json_string(s->step) : json_null(),
-			 "time_limit_s", json_null(),
+			 "time_limit_s", s->set && s->time_limit_known ?
+						 json_integer((json_int_t)s->time_limit_s) : json_null(),
 			 "cpus", l->cpus >= 0 ? json_integer(l->cpus) : json_null(),
 			 "node", l->node[0] ? json_string(l->node) : json_null(),
 			 "memory_limit_bytes", l->memory_known ? json_integer((json_int_t)l->memory_bytes)

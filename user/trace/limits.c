@@ -30,23 +30,32 @@ static int parse_u32(const char *s, uint32_t *v)
 
 int slurm_ids_parse(struct slurm_ids *ids, const char *text)
 {
-	char buf[128], *f[4], *save = NULL;
+	char buf[128], *f[5], *save = NULL;
 	int n = 0;
 
 	memset(ids, 0, sizeof(*ids));
 	if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf))
 		return -EINVAL;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (n == 4)
+		if (n == 5)
 			return -EINVAL;
 		f[n++] = t;
 	}
-	if (n != 4 || parse_u32(f[0], &ids->job) || !*f[3] || strlen(f[3]) >= sizeof(ids->step))
+	if (n != 5 || parse_u32(f[0], &ids->job) || !*f[3] || strlen(f[3]) >= sizeof(ids->step))
 		return -EINVAL;
 	if (strcmp(f[1], "-") || strcmp(f[2], "-")) {
 		if (parse_u32(f[1], &ids->array_job) || parse_u32(f[2], &ids->array_task))
 			return -EINVAL;
 		ids->in_array = true;
+	}
+	if (strcmp(f[4], "-")) {
+		char *end;
+
+		errno = 0;
+		ids->time_limit_s = strtoull(f[4], &end, 10);
+		if (errno || end == f[4] || *end || *f[4] == '-')
+			return -EINVAL;
+		ids->time_limit_known = true;
 	}
 	snprintf(ids->step, sizeof(ids->step), "%s", f[3]);
 	ids->set = true;

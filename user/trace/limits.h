@@ -2,7 +2,7 @@
 /*
  * What a run ran under (the manifest's run.limits): the memory limit enforced on its memory
  * cgroup, the CPUs it may run on, the node, and under SLURM the job's ids, which the SPANK plugin
- * passes with attach --slurm-job. Each figure is read, never guessed: unknown is null.
+ * passes with attach --slurm-job, the job's time limit among them. Each figure is read, never guessed: unknown is null.
  */
 #ifndef UM_LIMITS_H
 #define UM_LIMITS_H
@@ -14,13 +14,15 @@
 
 struct memcg;
 
-/* attach --slurm-job JOB,ARRAY_JOB,ARRAY_TASK,STEP: as the plugin got them from SLURM */
+/* attach --slurm-job JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME_LIMIT_S: as the plugin got them */
 struct slurm_ids {
 	bool set;
 	uint32_t job;
 	bool in_array;           /* array_job and array_task hold the array's ids */
 	uint32_t array_job, array_task;
 	char step[16];           /* a number, or batch, extern, interactive */
+	bool time_limit_known;
+	uint64_t time_limit_s;   /* the job's, when its task started */
 };
 
 struct run_limits {
@@ -32,7 +34,10 @@ struct run_limits {
 	char memory_cgroup[PATH_MAX]; /* the cgroup that holds it, as /proc/PID/cgroup names it */
 };
 
-/* Parse JOB,ARRAY_JOB,ARRAY_TASK,STEP ("-" for both array ids outside an array). 0 or -EINVAL. */
+/*
+ * Parse JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME_LIMIT_S ("-" for both array ids outside an array, and
+ * for a time limit that is unlimited or not known). 0 or -EINVAL.
+ */
 int slurm_ids_parse(struct slurm_ids *ids, const char *text);
 /*
  * Read the limits of pid (the command of run, the target of attach) in the memory cgroup m (its
