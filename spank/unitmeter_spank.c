@@ -7,7 +7,8 @@
  *
  * Without --unitmeter every callback returns at once. With it, slurm_spank_task_init_privileged,
  * which runs as root in the task's own process after fork and before setuid+exec, starts
- * `unitmeter attach -p <this pid> --lookup-at-exec ...` outside the job's cgroups, and returns
+ * `unitmeter attach -p <this pid> --lookup-at-exec --slurm-job <ids> ...` outside the job's
+ * cgroups (the ids and the job's time limit go to the manifest's run.limits), and returns
  * once the tracer's probes are attached, so the task's program is traced from its first
  * instruction. Outputs, per task, in DIR (default: unitmeter-out in the job's working directory):
  *
@@ -222,7 +223,8 @@ static void job_time_limit(uint32_t job, char *buf, size_t size)
 static int get_ids(spank_t sp, struct task_ids *t)
 {
 	uint32_t job = 0, step = 0, array_job = 0, array_task = 0;
-	char mask[16];
+	char mask[16], limit[24];
+	bool in_array;
 
 	memset(t, 0, sizeof(*t));
 	if (spank_get_item(sp, S_JOB_UID, &t->uid) != ESPANK_SUCCESS ||
@@ -237,9 +239,10 @@ static int get_ids(spank_t sp, struct task_ids *t)
 	}
 	/* for a job that is no array task, 22.05 gives S_JOB_ARRAY_ID = the job id (or 0) and
 	 * S_JOB_ARRAY_TASK_ID = NO_VAL (seen here) */
-	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) == ESPANK_SUCCESS && array_job &&
-	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
-	    array_task != NO_VAL)
+	in_array = spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) == ESPANK_SUCCESS && array_job &&
+		   spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
+		   array_task != NO_VAL;
+	if (in_array)
 		snprintf(t->job, sizeof(t->job), "%u_%u", array_job, array_task);
 	else
 		snprintf(t->job, sizeof(t->job), "%u", job);
@@ -256,16 +259,12 @@ static int get_ids(spank_t sp, struct task_ids *t)
 	default:
 		snprintf(t->step, sizeof(t->step), "%u", step);
 	}
-	{
-		char limit[24];
-
-		job_time_limit(job, limit, sizeof(limit));
-		if (!strchr(t->job, '_'))
-			snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,-,-,%s,%s", job, t->step, limit);
-		else
-			snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,%u,%u,%s,%s", job, array_job,
-				 array_task, t->step, limit);
-	}
+	job_time_limit(job, limit, sizeof(limit));
+	if (in_array)
+		snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,%u,%u,%s,%s", job, array_job,
+			 array_task, t->step, limit);
+	else
+		snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,-,-,%s,%s", job, t->step, limit);
 	/* srun and sbatch pass the submitter's umask; files we make for the user follow it */
 	t->umask = 022;
 	if (spank_getenv(sp, "SLURM_UMASK", mask, sizeof(mask)) == ESPANK_SUCCESS)

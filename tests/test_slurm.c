@@ -710,6 +710,21 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 		 * it writes its manifest after the job's end */
 		snprintf(path, sizeof(path), "%s.json", base);
 		wait_for_file(path);
+		/* no array: its ids null; the --time=1 and --mem it was submitted with */
+		{
+			json_t *m = json_load_file(path, 0, NULL);
+			const json_t *limits;
+
+			cr_assert_not_null(m, "%s is not JSON", path);
+			limits = jget(jget(m, "run"), "limits");
+			cr_expect_eq(jnum(limits, "slurm_job_id"), strtod(small_id, NULL));
+			cr_expect(json_is_null(jget(limits, "slurm_array_job_id")));
+			cr_expect(json_is_null(jget(limits, "slurm_array_task_id")));
+			cr_expect_str_eq(json_string_value(jget(limits, "slurm_step_id")), "batch");
+			cr_expect_eq(jnum(limits, "time_limit_s"), 60);
+			cr_expect_eq(jnum(limits, "memory_limit_bytes"), SMALL_MEM_MIB * MIB_F);
+			json_decref(m);
+		}
 		snprintf(path, sizeof(path), "%s.units.jsonl", base);
 		list = read_jsonl(path);
 		json_array_foreach(list, i, u) {
