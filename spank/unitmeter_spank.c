@@ -7,7 +7,8 @@
  *
  * Without --unitmeter every callback returns at once. With it, slurm_spank_task_init_privileged,
  * which runs as root in the task's own process after fork and before setuid+exec, starts
- * `unitmeter attach -p <this pid> --lookup-at-exec ...` outside the job's cgroups, and returns
+ * `unitmeter attach -p <this pid> --lookup-at-exec --slurm-job <ids> ...` outside the job's
+ * cgroups (the ids and the job's time limit go to the manifest's run.limits), and returns
  * once the tracer's probes are attached, so the task's program is traced from its first
  * instruction. Outputs, per task, in DIR (default: unitmeter-out in the job's working directory):
  *
@@ -25,6 +26,7 @@
 #include <stdint.h> /* spank.h uses uint32_t without including it */
 #include <errno.h>
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
@@ -189,12 +191,40 @@ struct task_ids {
 	char step[16]; /* N, batch, extern, interactive */
 	uint32_t task;
 	mode_t umask;  /* the job's, from SLURM_UMASK */
+	/* for the manifest's run.limits: attach --slurm-job JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME */
+	char slurm_job[96];
 };
+
+/*
+ * The job's time limit in seconds, as slurmctld holds it when the task starts, into buf; "-"
+ * when unlimited or not known. No SPANK item and no job variable carries it in 22.05, so ask
+ * slurmctld (one RPC, as squeue makes) with slurm_load_job from the libslurmfull that
+ * slurmstepd has loaded: looked up at run time, so srun and sbatch, which load this plugin
+ * too, need no libslurm.
+ */
+static void job_time_limit(uint32_t job, char *buf, size_t size)
+{
+	int (*load)(job_info_msg_t **, uint32_t, uint16_t) =
+		(int (*)(job_info_msg_t **, uint32_t, uint16_t))dlsym(RTLD_DEFAULT, "slurm_load_job");
+	void (*release)(job_info_msg_t *) =
+		(void (*)(job_info_msg_t *))dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
+	job_info_msg_t *msg = NULL;
+
+	snprintf(buf, size, "-");
+	if (!load || !release || load(&msg, job, 0) || !msg)
+		return;
+	/* minutes; INFINITE: no limit, NO_VAL: none set (the partition's applies) */
+	if (msg->record_count >= 1 && msg->job_array[0].job_id == job &&
+	    msg->job_array[0].time_limit != INFINITE && msg->job_array[0].time_limit != NO_VAL)
+		snprintf(buf, size, "%llu", (unsigned long long)msg->job_array[0].time_limit * 60);
+	release(msg);
+}
 
 static int get_ids(spank_t sp, struct task_ids *t)
 {
 	uint32_t job = 0, step = 0, array_job = 0, array_task = 0;
-	char mask[16];
+	char mask[16], limit[24];
+	bool in_array;
 
 	memset(t, 0, sizeof(*t));
 	if (spank_get_item(sp, S_JOB_UID, &t->uid) != ESPANK_SUCCESS ||
@@ -209,9 +239,10 @@ static int get_ids(spank_t sp, struct task_ids *t)
 	}
 	/* for a job that is no array task, 22.05 gives S_JOB_ARRAY_ID = the job id (or 0) and
 	 * S_JOB_ARRAY_TASK_ID = NO_VAL (seen here) */
-	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) == ESPANK_SUCCESS && array_job &&
-	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
-	    array_task != NO_VAL)
+	in_array = spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) == ESPANK_SUCCESS && array_job &&
+		   spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
+		   array_task != NO_VAL;
+	if (in_array)
 		snprintf(t->job, sizeof(t->job), "%u_%u", array_job, array_task);
 	else
 		snprintf(t->job, sizeof(t->job), "%u", job);
@@ -228,6 +259,12 @@ static int get_ids(spank_t sp, struct task_ids *t)
 	default:
 		snprintf(t->step, sizeof(t->step), "%u", step);
 	}
+	job_time_limit(job, limit, sizeof(limit));
+	if (in_array)
+		snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,%u,%u,%s,%s", job, array_job,
+			 array_task, t->step, limit);
+	else
+		snprintf(t->slurm_job, sizeof(t->slurm_job), "%u,-,-,%s,%s", job, t->step, limit);
 	/* srun and sbatch pass the submitter's umask; files we make for the user follow it */
 	t->umask = 022;
 	if (spank_getenv(sp, "SLURM_UMASK", mask, sizeof(mask)) == ESPANK_SUCCESS)
@@ -379,7 +416,7 @@ static void exec_tracer(const struct task_ids *t, const struct outputs *o, int r
 			int log_fd, pid_t task)
 {
 	char *specs = strdup(opt_specs), *save = NULL, pid_arg[24], owner[48], ready_arg[8];
-	char *argv[16 + 2 * MAX_SPECS];
+	char *argv[20 + 2 * MAX_SPECS]; /* 17 fixed words and the NULL, 2 per spec */
 	/* a clean environment: the tracer runs as root and must not take the user's LD_PRELOAD,
 	 * PYTHONPATH or the like, nor slurmstepd's */
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
@@ -431,6 +468,8 @@ static void exec_tracer(const struct task_ids *t, const struct outputs *o, int r
 		argv[n++] = "--lookup-at-exec";
 	argv[n++] = "--owner";
 	argv[n++] = owner;
+	argv[n++] = "--slurm-job";
+	argv[n++] = (char *)t->slurm_job;
 	argv[n++] = "--ready-fd";
 	argv[n++] = ready_arg;
 	argv[n++] = "-q";

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,5 +408,84 @@ Test(charge, attach_uses_the_targets_cgroup_or_says_why_not)
 	} else {
 		cr_expect(strstr(json_string_value(jget(charge, "note")), "may hold processes"));
 	}
+	um_result_free(&r);
+}
+
+/* limits_...: the cgroup unitmeter is started in (v2: a leaf under the limited one) */
+static char limited_procs[600];
+
+static void enter_limited_cgroup_on_cpu0(void)
+{
+	FILE *f = fopen(limited_procs, "w");
+	cpu_set_t one;
+
+	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+		_exit(97);
+	/* taskset -c 0 */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		_exit(96);
+}
+
+/*
+ * run.limits outside SLURM: unitmeter started in a memory cgroup the test made with a limit, on
+ * CPU 0 alone. The cgroup run makes for the command has no limit of its own; its ancestor's is
+ * the one enforced, and the manifest names that cgroup. The SLURM keys are null.
+ */
+Test(charge, limits_are_the_enclosing_cgroups_memory_limit_and_the_affinity)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", "--", workload("charge"), "--mode",
+			       "retouch", "--mib", "8", "--units", "1", NULL };
+	static const char *const slurm_keys[] = { "slurm_job_id", "slurm_array_job_id",
+						  "slurm_array_task_id", "slurm_step_id",
+						  "time_limit_s" };
+	const uint64_t limit = 256ULL << 20;
+	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+	const char *mnt = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+	struct truth_cg cg;
+	char file[600], leaf[560], host[256];
+	const json_t *limits, *charge;
+	struct um_result r;
+	FILE *f;
+
+	cr_assert(truth_cg_make(&cg), "cannot make a memory cgroup");
+	snprintf(file, sizeof(file), "%s/%s", cg.dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+	f = fopen(file, "w");
+	cr_assert_not_null(f, "%s: %s", file, strerror(errno));
+	cr_assert_gt(fprintf(f, "%llu\n", (unsigned long long)limit), 0);
+	cr_assert_eq(fclose(f), 0, "%s: %s", file, strerror(errno));
+	snprintf(leaf, sizeof(leaf), "%s", cg.dir);
+	if (v2) {
+		/* v2 gives a cgroup with processes no controller for its children: unitmeter in a
+		 * leaf, so the command's cgroup goes beside it, still under the limit */
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", cg.dir);
+		f = fopen(file, "w");
+		cr_assert(f && fputs("+memory", f) >= 0 && !fclose(f), "%s", file);
+		snprintf(leaf, sizeof(leaf), "%s/um", cg.dir);
+		cr_assert(!mkdir(leaf, 0755), "%s: %s", leaf, strerror(errno));
+	}
+	snprintf(limited_procs, sizeof(limited_procs), "%s/cgroup.procs", leaf);
+	cr_assert_eq(um_run_with(&r, true, args, enter_limited_cgroup_on_cpu0), 0);
+	if (v2)
+		rmdir(leaf);
+	rmdir(cg.dir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	limits = jget(jget(r.manifest, "run"), "limits");
+	charge = jget(jget(r.manifest, "run"), "charge");
+	cr_expect_eq(jnum(limits, "memory_limit_bytes"), (double)limit);
+	cr_expect_str_eq(json_string_value(jget(limits, "memory_limit_cgroup")),
+			 cg.dir + strlen(mnt));
+	/* the limit is an ancestor's of the cgroup the command was measured in */
+	cr_expect(json_is_true(jget(charge, "made_for_run")));
+	cr_expect(!strncmp(json_string_value(jget(charge, "cgroup")), cg.dir + strlen(mnt),
+			   strlen(cg.dir + strlen(mnt))), "charge in %s, limit on %s",
+		  json_string_value(jget(charge, "cgroup")), cg.dir + strlen(mnt));
+	cr_expect_eq(jnum(limits, "cpus"), 1);
+	cr_assert_eq(gethostname(host, sizeof(host)), 0);
+	cr_expect_str_eq(json_string_value(jget(limits, "node")), host);
+	for (size_t i = 0; i < sizeof(slurm_keys) / sizeof(slurm_keys[0]); i++)
+		cr_expect(json_is_null(jget(limits, slurm_keys[i])), "%s is not null outside SLURM",
+			  slurm_keys[i]);
 	um_result_free(&r);
 }

@@ -30,6 +30,8 @@
 #define TASKS 3
 /* Below the demo's 96 MiB scratch buffer (fit 3) and above SLURM's 30 MB floor (MinRAMSpace) */
 #define SMALL_MEM_MIB 64
+/* task/cgroup raises a smaller --mem to this (cgroup.conf MinRAMSpace, in MB, default 30) */
+#define MIN_RAM_SPACE_MIB 30
 #define SPIKE_FIT 3
 /* Jobs of a few seconds; SLURM's own scheduling adds about a second each */
 #define JOB_WAIT_S 60
@@ -419,6 +421,20 @@ static void check_pool_task(const char *out_dir, const char *id, int task, doubl
 		cr_log_warn("%s: no memory charge: %s", path, why);
 		free(why);
 	}
+	/* the limits it ran under: the pool's two cores, and the memory limit task/cgroup
+	 * enforced, which is the --mem it asked, raised to cgroup.conf's MinRAMSpace (30 MiB by
+	 * default) below that: what was enforced, not what was asked */
+	{
+		const json_t *limits = jget(jget(manifest_json, "run"), "limits");
+		double enforced = mem_limit > MIN_RAM_SPACE_MIB * MIB_F ? mem_limit
+									: MIN_RAM_SPACE_MIB * MIB_F;
+
+		cr_expect_eq(jnum(limits, "cpus"), POOL_WORKERS, "%s", path);
+		cr_expect_eq(jnum(limits, "memory_limit_bytes"), enforced,
+			     "%s: memory limit %.1f MiB, --mem %.1f MiB", path,
+			     jnum(limits, "memory_limit_bytes") / MIB_F, mem_limit / MIB_F);
+		cr_expect_eq(jnum(limits, "slurm_array_task_id"), task);
+	}
 	snprintf(path, sizeof(path), "%s/pool-um/%s_%d.batch.0.units.jsonl", out_dir, id, task);
 	list = read_jsonl(path);
 	cr_expect_eq(json_array_size(list), POOL_TASK_UNITS, "%s: %zu units", path,
@@ -440,6 +456,60 @@ static void check_pool_task(const char *out_dir, const char *id, int task, doubl
 	json_decref(list);
 	json_decref(manifest_json);
 	json_decref(report);
+}
+
+/* The line of task TASK of an array in `scontrol show job -o` output. */
+static const char *array_task_line(const char *states, int task)
+{
+	char pat[32];
+	const char *l;
+
+	snprintf(pat, sizeof(pat), " ArrayTaskId=%d ", task);
+	l = strstr(states, pat);
+	cr_assert_not_null(l, "no array task %d in:\n%s", task, states);
+	while (l > states && l[-1] != '\n')
+		l--;
+	return l;
+}
+
+/*
+ * run.limits of an array task's manifest: what SLURM says the task ran under (its ids, its time
+ * limit, its --mem as the limit enforced on its memory cgroup, set on the job's by task/cgroup,
+ * its CPUs, the node), and the request it was submitted with.
+ */
+static void check_task_limits(const json_t *manifest, const char *line, int task,
+			      const char *time_req, double mem_limit)
+{
+	const json_t *limits = jget(jget(manifest, "run"), "limits");
+	char job[32], array_job[32], limit[32], cpus[32], node[256], host[256], want[64];
+	const char *cgroup;
+
+	field(line, "JobId", job, sizeof(job));
+	field(line, "ArrayJobId", array_job, sizeof(array_job));
+	field(line, "TimeLimit", limit, sizeof(limit));
+	field(line, "NumCPUs", cpus, sizeof(cpus));
+	field(line, "NodeList", node, sizeof(node));
+	cr_expect_eq(jnum(limits, "slurm_job_id"), strtod(job, NULL), "task %d", task);
+	cr_expect_eq(jnum(limits, "slurm_array_job_id"), strtod(array_job, NULL), "task %d", task);
+	cr_expect_eq(jnum(limits, "slurm_array_task_id"), task);
+	cr_expect_str_eq(json_string_value(jget(limits, "slurm_step_id")), "batch");
+	cr_expect_eq(jnum(limits, "time_limit_s"), slurm_seconds(limit), "TimeLimit=%s", limit);
+	cr_expect_eq(jnum(limits, "time_limit_s"), slurm_seconds(time_req), "--time=%s", time_req);
+	cr_expect_eq(jnum(limits, "memory_limit_bytes"), mem_limit, "task %d: limit %.0f, --mem %.0f",
+		     task, jnum(limits, "memory_limit_bytes"), mem_limit);
+	cgroup = json_string_value(jget(limits, "memory_limit_cgroup"));
+	snprintf(want, sizeof(want), "/job_%s", job);
+	cr_expect(cgroup && strstr(cgroup, want), "the limit's cgroup %s is not the job's (%s)",
+		  cgroup, want);
+	cr_expect_eq(jnum(limits, "cpus"), strtod(cpus, NULL), "NumCPUs=%s", cpus);
+	cr_assert_eq(gethostname(host, sizeof(host)), 0);
+	cr_expect_str_eq(json_string_value(jget(limits, "node")), host);
+	cr_expect_str_eq(node, host, "SLURM's node is this host");
+	cr_log_info("task %d limits: job %.0f (array %.0f_%.0f), time %.0f s, memory %.0f MiB on %s, "
+		    "%.0f cpus, node %s", task, jnum(limits, "slurm_job_id"),
+		    jnum(limits, "slurm_array_job_id"), jnum(limits, "slurm_array_task_id"),
+		    jnum(limits, "time_limit_s"), jnum(limits, "memory_limit_bytes") / MIB_F, cgroup,
+		    jnum(limits, "cpus"), json_string_value(jget(limits, "node")));
 }
 
 /* ---------------------------------------------------------------------------------- test */
@@ -592,6 +662,8 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 		cr_assert_not_null(manifest_json, "%s is not JSON", manifest);
 		/* the traced group (batch shell and demo) stayed under the task's --mem */
 		cr_expect_leq(jnum(jget(manifest_json, "run"), "peak_rss_bytes"), mem_limit);
+		check_task_limits(manifest_json, array_task_line(states, task), task, time_req,
+				  mem_limit);
 		snprintf(path, sizeof(path), "%s.log", base);
 		expect_owner(manifest, pw->pw_uid);
 		expect_owner(stream, pw->pw_uid);
@@ -638,6 +710,21 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 		 * it writes its manifest after the job's end */
 		snprintf(path, sizeof(path), "%s.json", base);
 		wait_for_file(path);
+		/* no array: its ids null; the --time=1 and --mem it was submitted with */
+		{
+			json_t *m = json_load_file(path, 0, NULL);
+			const json_t *limits;
+
+			cr_assert_not_null(m, "%s is not JSON", path);
+			limits = jget(jget(m, "run"), "limits");
+			cr_expect_eq(jnum(limits, "slurm_job_id"), strtod(small_id, NULL));
+			cr_expect(json_is_null(jget(limits, "slurm_array_job_id")));
+			cr_expect(json_is_null(jget(limits, "slurm_array_task_id")));
+			cr_expect_str_eq(json_string_value(jget(limits, "slurm_step_id")), "batch");
+			cr_expect_eq(jnum(limits, "time_limit_s"), 60);
+			cr_expect_eq(jnum(limits, "memory_limit_bytes"), SMALL_MEM_MIB * MIB_F);
+			json_decref(m);
+		}
 		snprintf(path, sizeof(path), "%s.units.jsonl", base);
 		list = read_jsonl(path);
 		json_array_foreach(list, i, u) {

@@ -36,6 +36,7 @@ enum {
 	OPT_FORMAT,
 	OPT_REPORT,
 	OPT_WORKERS,
+	OPT_SLURM_JOB,
 };
 
 static const char usage_text[] =
@@ -97,6 +98,10 @@ static const struct argp_option attach_options[] = {
 	  "Write \"ok\" to this open file descriptor and close it once the probes are attached "
 	  "(closed without a word on failure): for a launcher that must not let the process run "
 	  "untraced", 0 },
+	{ "slurm-job", OPT_SLURM_JOB, "JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME_LIMIT_S", 0,
+	  "The SLURM job, array job and task (\"-,-\" outside an array), step and time limit in "
+	  "seconds (\"-\": none or unknown) of the process, recorded in the manifest's "
+	  "run.limits (the SPANK plugin passes them)", 0 },
 	{ 0 },
 };
 
@@ -274,6 +279,11 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		if (fcntl((int)v, F_GETFD) < 0)
 			cli_fail(state, "--ready-fd %lu is not an open file descriptor", v);
 		o->ready_fd = (int)v;
+		break;
+	case OPT_SLURM_JOB:
+		if (slurm_ids_parse(&o->slurm, arg))
+			cli_fail(state, "--slurm-job needs JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME_LIMIT_S "
+				 "(-,- outside an array; - for no time limit), not '%s'", arg);
 		break;
 	case OPT_DURATION:
 		if (parse_double(arg, &d) || d <= 0 || d > 1e7)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "project/project.h"
+#include "trace/limits.h"
 #include "unitmeter.h"
 
 enum um_command {
@@ -34,6 +35,7 @@ struct um_options {
 	uid_t owner_uid;
 	gid_t owner_gid;
 	int ready_fd; /* attach --ready-fd: "ok\n" once probes are attached; -1 none */
+	struct slurm_ids slurm; /* attach --slurm-job: the SLURM task it traces (the SPANK plugin) */
 	pid_t pid;
 	double duration_s; /* attach --duration; 0: until the process exits */
 	unsigned long ring_kib;

@@ -14,6 +14,7 @@
 #include "trace/hw.h"
 #include "page/html.h"
 #include "trace/launch.h"
+#include "trace/limits.h"
 #include "common/log.h"
 #include "record/run_record.h"
 #include "trace/python.h"
@@ -120,6 +121,7 @@ struct session {
 	struct tracer *tracer;
 	struct run_record *record;
 	struct memcg memcg; /* whose charge is read */
+	struct run_limits limits; /* what the command or target runs under */
 	/* phase ends (CLOCK_MONOTONIC), for -v: where the fixed cost goes */
 	uint64_t t_begin, t_released, t_ended, t_drained, t_written;
 	struct tracer_timing timing;
@@ -334,6 +336,8 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 			um_warn("the memory charge is not measured: %s (peak_charge_bytes will be "
 				"null)", s->memcg.reason);
 	}
+	/* read now: run's cgroup goes at the end, and a target's affinity with its process */
+	run_limits_capture(&s->limits, root->pid, &s->memcg, &o->slurm);
 	if (!err && !l)
 		run_record__set_origin(s->record, um_monotonic_ns());
 	if (!err)
@@ -371,7 +375,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
  */
 static int session_finish(struct session *s, const int *wait_status)
 {
-	struct run_end end = { .memcg = &s->memcg, .have_exit = wait_status != NULL,
+	struct run_end end = { .memcg = &s->memcg, .limits = &s->limits, .have_exit = wait_status != NULL,
 			       .wait_status = wait_status ? *wait_status : 0,
 			       .manifest = s->manifest };
 	int err;

@@ -107,6 +107,32 @@ static void charge_json(const struct run_record *r, json_t *run)
 				      "made_for_run", m->made_for_run, "note", note));
 }
 
+/*
+ * What the run ran under (run_limits_capture): each figure null when it is not known, never a
+ * guess; the SLURM keys null outside SLURM.
+ */
+static json_t *limits_json(const struct run_record *r)
+{
+	const struct run_limits *l = &r->limits;
+	const struct slurm_ids *s = &l->slurm;
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "slurm_job_id", s->set ? json_integer(s->job) : json_null(),
+			 "slurm_array_job_id", s->set && s->in_array ? json_integer(s->array_job)
+								     : json_null(),
+			 "slurm_array_task_id", s->set && s->in_array ? json_integer(s->array_task)
+								      : json_null(),
+			 "slurm_step_id", s->set ? json_string(s->step) : json_null(),
+			 "time_limit_s", s->set && s->time_limit_known ?
+						 json_integer((json_int_t)s->time_limit_s) : json_null(),
+			 "cpus", l->cpus >= 0 ? json_integer(l->cpus) : json_null(),
+			 "node", l->node[0] ? json_string(l->node) : json_null(),
+			 "memory_limit_bytes", l->memory_known ? json_integer((json_int_t)l->memory_bytes)
+							       : json_null(),
+			 "memory_limit_cgroup", l->memory_known ? json_string(l->memory_cgroup)
+								: json_null());
+}
+
 /* When the command was released, as ISO 8601 UTC to the millisecond; null when not known. */
 static json_t *started_at(const struct run_record *r)
 {
@@ -167,6 +193,7 @@ static json_t *run_json(const struct run_record *r)
 				      "thread_rss_caches", c->thread_rss_caches,
 				      "lock_timeouts", (json_int_t)c->lock_timeouts));
 	charge_json(r, run);
+	json_object_set_new(run, "limits", limits_json(r));
 	json_object_set_new(run, "started_at", started_at(r));
 	json_object_set_new(run, "memory_timeline",
 			    r->trace.timeline ? memory_timeline__json(r->trace.timeline, r->t0_ns,

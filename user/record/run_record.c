@@ -17,6 +17,7 @@ struct run_record *run_record__new(const struct run_record_config *cfg, char *er
 		return NULL;
 	}
 	r->cfg = cfg;
+	r->limits.cpus = -1;
 	r->progress.quiet = cfg->quiet;
 	for (size_t i = 0; i < cfg->n_specs && i < UM_MAX_SPECS; i++) {
 		json_t *text = json_string(cfg->specs[i].text);
@@ -251,6 +252,8 @@ int run_record__close(struct run_record *r, struct run_end *end)
 	}
 	if (end->memcg)
 		r->memcg = *end->memcg;
+	if (end->limits)
+		r->limits = *end->limits;
 	for (size_t i = 0; i < r->trace.n_live; i++)
 		add_live(r, &r->trace.live[i]);
 	r->have_exit = end->have_exit;

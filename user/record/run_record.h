@@ -38,11 +38,13 @@ bool run_record__proc_finished(const struct run_record *r, pid_t pid);
 void run_record__set_hardware(struct run_record *r, json_t *hw);
 
 struct memcg;
+struct run_limits;
 
 /* How a run ended: all run_record__close needs that the records did not bring. */
 struct run_end {
 	struct trace_end trace;    /* tracer__end's: counters, live processes, timeline, paths */
 	const struct memcg *memcg; /* whose charge was read */
+	const struct run_limits *limits; /* what the run ran under; NULL: all unknown */
 	bool have_exit;            /* unitmeter reaped the command (run): its wait status */
 	int wait_status;
 	json_t *target_facts; /* what the targets say of themselves (python_units__facts), merged

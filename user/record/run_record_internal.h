@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "trace/limits.h"
 #include "trace/memcg.h"
 #include "record/progress.h"
 #include "record/run_record.h"
@@ -48,6 +49,7 @@ struct run_record {
 	 * the end of a root still running), and the cgroup whose charge was read */
 	struct trace_end trace;
 	struct memcg memcg;
+	struct run_limits limits; /* limits.cpus -1 until run_record__close gives them */
 };
 
 /* The text of unit u's spec; NULL when its index is not one of the run's. */
