@@ -154,60 +154,91 @@ static bool first_line_opens_object(FILE *f)
 	return brace;
 }
 
-int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
+enum units_file_kind { UNITS_FILE_BROKEN = -1, UNITS_FILE_MANIFEST, UNITS_FILE_STREAM };
+
+/*
+ * What a file holds. A manifest is one object that holds a "units" array: it is parsed whole,
+ * every unit checked, and handed back in *doc (the file closed). A stream is one unit per line:
+ * *f is left open at its start (its first line, one whole object, is read twice). Else one line
+ * in err, and nothing left open.
+ */
+static enum units_file_kind open_units_file(const char *path, FILE **f, json_t **doc, char *err,
+					    size_t errlen)
 {
 	json_error_t jerr;
-	json_t *doc, *list, *unit;
+	json_t *list, *unit;
 	char why[128];
 	size_t i;
-	FILE *f;
-	int c, rc = 0;
+	int c;
 
-	f = fopen(path, "re");
-	if (!f) {
+	*f = fopen(path, "re");
+	if (!*f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
+		return UNITS_FILE_BROKEN;
 	}
-	/* a manifest is one object that holds a "units" array; a stream is one unit per line */
-	doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
-	if (doc && json_is_object(doc) && json_object_get(doc, "schema")) {
-		while ((c = fgetc(f)) != EOF && strchr(" \t\r\n", c))
+	*doc = json_loadf(*f, JSON_DISABLE_EOF_CHECK, &jerr);
+	if (*doc && json_is_object(*doc) && json_object_get(*doc, "schema")) {
+		while ((c = fgetc(*f)) != EOF && strchr(" \t\r\n", c))
 			;
-		list = json_object_get(doc, "units");
+		fclose(*f);
+		*f = NULL;
+		list = json_object_get(*doc, "units");
 		if (c != EOF) {
 			snprintf(err, errlen, "%s: data after the manifest's closing brace", path);
-			rc = -1;
-		} else if (!json_is_array(list)) {
-			snprintf(err, errlen, "%s: the manifest has no \"units\" array", path);
-			rc = -1;
-		} else {
-			json_array_foreach(list, i, unit) {
-				if (check_unit(unit, why, sizeof(why))) {
-					snprintf(err, errlen, "%s: units[%zu]: %s", path, i, why);
-					rc = -1;
-					break;
-				}
-				json_array_append(units, unit);
-			}
+			goto broken;
 		}
-		json_decref(doc);
-		fclose(f);
-		return rc;
+		if (!json_is_array(list)) {
+			snprintf(err, errlen, "%s: the manifest has no \"units\" array", path);
+			goto broken;
+		}
+		/* every unit checked before any is given, as the whole file is refused */
+		json_array_foreach(list, i, unit)
+			if (check_unit(unit, why, sizeof(why))) {
+				snprintf(err, errlen, "%s: units[%zu]: %s", path, i, why);
+				goto broken;
+			}
+		return UNITS_FILE_MANIFEST;
 	}
-	json_decref(doc);
-	rewind(f);
+	rewind(*f);
 	/*
 	 * A manifest is written indented: its first line is "{" alone, which no line of a stream
 	 * is. Read as a stream, a cut or broken manifest would be blamed on that first line; the
 	 * document parser knows where it really broke (the cut, or the bad token).
 	 */
-	if (!doc && first_line_opens_object(f)) {
+	if (!*doc && first_line_opens_object(*f)) {
 		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
 			 jerr.text);
-		fclose(f);
-		return -1;
+		fclose(*f);
+		*f = NULL;
+		return UNITS_FILE_BROKEN;
 	}
-	rewind(f);
+	json_decref(*doc);
+	*doc = NULL;
+	rewind(*f);
+	return UNITS_FILE_STREAM;
+broken:
+	json_decref(*doc);
+	*doc = NULL;
+	return UNITS_FILE_BROKEN;
+}
+
+int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
+{
+	enum units_file_kind kind;
+	json_t *doc, *unit;
+	size_t i;
+	FILE *f;
+	int rc;
+
+	kind = open_units_file(path, &f, &doc, err, errlen);
+	if (kind == UNITS_FILE_BROKEN)
+		return -1;
+	if (kind == UNITS_FILE_MANIFEST) {
+		json_array_foreach(json_object_get(doc, "units"), i, unit)
+			json_array_append(units, unit);
+		json_decref(doc);
+		return 0;
+	}
 	rc = load_jsonl(path, f, units, err, errlen);
 	fclose(f);
 	return rc;
@@ -283,77 +314,37 @@ static int read_jsonl(const char *path, FILE *f, um_unit_fn fn, void *ctx, char 
 int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest, char *err,
 		  size_t errlen)
 {
+	enum units_file_kind kind;
 	struct um_read_unit u;
 	struct um_unit_text t;
-	json_error_t jerr;
-	json_t *doc, *list, *unit;
-	char why[128];
+	json_t *doc, *unit;
 	size_t i;
 	FILE *f;
-	int c, rc = 0;
+	int rc = 0;
 
 	if (manifest)
 		*manifest = NULL;
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+	kind = open_units_file(path, &f, &doc, err, errlen);
+	if (kind == UNITS_FILE_BROKEN)
 		return -1;
-	}
-	/*
-	 * A manifest is one object that holds a "units" array; a stream is one unit per line. A
-	 * stream's first line is one whole object, which json_loadf reads and stops after: a
-	 * stream costs one line read twice. A manifest is parsed whole, then its units given out
-	 * and dropped: one file's at a time.
-	 */
-	doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
-	if (doc && json_is_object(doc) && json_object_get(doc, "schema")) {
-		while ((c = fgetc(f)) != EOF && strchr(" \t\r\n", c))
-			;
-		list = json_object_get(doc, "units");
-		if (c != EOF) {
-			snprintf(err, errlen, "%s: data after the manifest's closing brace", path);
-			rc = -1;
-		} else if (!json_is_array(list)) {
-			snprintf(err, errlen, "%s: the manifest has no \"units\" array", path);
-			rc = -1;
-		} else {
-			/* every unit checked before any is given, as the whole file is refused */
-			json_array_foreach(list, i, unit) {
-				if (check_unit(unit, why, sizeof(why))) {
-					snprintf(err, errlen, "%s: units[%zu]: %s", path, i, why);
-					rc = -1;
-					break;
-				}
-			}
-			json_array_foreach(list, i, unit) {
-				if (rc)
-					break;
-				um_unit_from_json(unit, &u, &t);
-				if (fn(ctx, &u, &t)) {
-					snprintf(err, errlen, "out of memory reading %s", path);
-					rc = -1;
-				}
-			}
-		}
-		if (!rc && manifest) {
-			json_object_del(doc, "units");
-			*manifest = json_incref(doc);
-		}
-		json_decref(doc);
+	if (kind == UNITS_FILE_STREAM) {
+		rc = read_jsonl(path, f, fn, ctx, err, errlen);
 		fclose(f);
 		return rc;
 	}
-	json_decref(doc);
-	rewind(f);
-	/* as um_load_units: a broken manifest is blamed where the document parser broke */
-	if (!doc && first_line_opens_object(f)) {
-		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, jerr.line, jerr.column,
-			 jerr.text);
-		fclose(f);
-		return -1;
+	/* a manifest's units given out, then dropped: one file's at a time */
+	json_array_foreach(json_object_get(doc, "units"), i, unit) {
+		um_unit_from_json(unit, &u, &t);
+		if (fn(ctx, &u, &t)) {
+			snprintf(err, errlen, "out of memory reading %s", path);
+			rc = -1;
+			break;
+		}
 	}
-	rewind(f);
-	rc = read_jsonl(path, f, fn, ctx, err, errlen);
-	fclose(f);
+	if (!rc && manifest) {
+		json_object_del(doc, "units");
+		*manifest = json_incref(doc);
+	}
+	json_decref(doc);
 	return rc;
 }
