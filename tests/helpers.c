@@ -485,3 +485,38 @@ void remove_array(const char *dir, int files, char **paths)
 	}
 	rmdir(dir);
 }
+
+void array_make(struct um_array *a)
+{
+	snprintf(a->dir, sizeof(a->dir), "/tmp/um-array-XXXXXX");
+	cr_assert_not_null(mkdtemp(a->dir));
+	write_array(a->dir, ARRAY_FILES, 5000, a->paths, &a->t);
+	cr_assert_eq(a->t.n, 100000);
+}
+
+void array_run(struct um_result *r, const struct um_array *a, const char *const *lead)
+{
+	const char *args[32] = { 0 };
+	double rss;
+	int n = 0;
+
+	while (lead[n] && n < 32 - ARRAY_FILES - 1) {
+		args[n] = lead[n];
+		n++;
+	}
+	for (int i = 0; i < ARRAY_FILES; i++)
+		args[n++] = a->paths[i];
+	um_run(r, false, args);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	rss = children_maxrss_mib();
+#ifndef __SANITIZE_ADDRESS__
+	cr_expect_lt(rss, ARRAY_RSS_BOUND_MIB, "%s of 100,000 units: peak RSS %.1f MiB", args[0], rss);
+#else
+	cr_log_info("AddressSanitizer build: peak RSS %.1f MiB, not bounded", rss);
+#endif
+}
+
+void array_remove(struct um_array *a)
+{
+	remove_array(a->dir, ARRAY_FILES, a->paths);
+}

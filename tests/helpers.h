@@ -110,5 +110,17 @@ double children_maxrss_mib(void);
 /* The bound a reader of 100,000 units (20 files) must stay under; BENCHMARKS.md has the
  * measurement: 10 to 18 MiB (summary, project, report), 280 MiB before they streamed. */
 #define ARRAY_RSS_BOUND_MIB 64.0
+/* 100,000 units in 20 streams (write_array) in a directory of its own. */
+#define ARRAY_FILES 20
+struct um_array {
+	char dir[32];
+	char *paths[ARRAY_FILES];
+	struct array_truth t;
+};
+void array_make(struct um_array *a);
+/* `unitmeter LEAD... FILES...` (lead NULL-terminated), which must exit 0 and stay under
+ * ARRAY_RSS_BOUND_MIB (not bounded in an AddressSanitizer build, logged instead). */
+void array_run(struct um_result *r, const struct um_array *a, const char *const *lead);
+void array_remove(struct um_array *a);
 
 #endif

@@ -400,40 +400,23 @@ Test(report, the_browser_check_sees_a_script_error_and_a_fetch)
  */
 Test(report, an_array_of_100000_units_in_20_files_under_a_memory_bound)
 {
-	char dir[] = "/tmp/um-array-XXXXXX", *paths[20];
-	const char *args[32] = { 0 };
-	struct array_truth t;
+	struct um_array arr;
 	struct um_result r;
-	double rss;
-	int a = 0;
+	const struct array_truth *t = &arr.t;
 
-	cr_assert_not_null(mkdtemp(dir));
-	write_array(dir, 20, 5000, paths, &t);
-	cr_assert_eq(t.n, 100000);
+	array_make(&arr);
 	char page[64], header[64], *html;
 
-	snprintf(page, sizeof(page), "%s/page.html", dir);
-	args[a++] = "report";
-	args[a++] = "-o";
-	args[a++] = page;
-	for (int i = 0; i < 20; i++)
-		args[a++] = paths[i];
-	um_run(&r, false, args);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	rss = children_maxrss_mib();
-#ifndef __SANITIZE_ADDRESS__
-	cr_expect_lt(rss, ARRAY_RSS_BOUND_MIB, "%s of 100,000 units: peak RSS %.1f MiB", args[0], rss);
-#else
-	cr_log_info("AddressSanitizer build: peak RSS %.1f MiB, not bounded", rss);
-#endif
+	snprintf(page, sizeof(page), "%s/page.html", arr.dir);
+	array_run(&r, &arr, (const char *[]){ "report", "-o", page, NULL });
 	html = slurp_file(page);
 	cr_assert_not_null(html);
-	snprintf(header, sizeof(header), " &middot; %zu units &middot; ", t.n);
+	snprintf(header, sizeof(header), " &middot; %zu units &middot; ", t->n);
 	cr_expect_not_null(strstr(html, header), "the page's count of units");
-	cr_expect_eq(stat_of(html, "wall_s", "n"), (double)t.n_complete);
-	cr_expect_eq(stat_of(html, "wall_s", "max"), t.wall_max_complete);
+	cr_expect_eq(stat_of(html, "wall_s", "n"), (double)t->n_complete);
+	cr_expect_eq(stat_of(html, "wall_s", "max"), t->wall_max_complete);
 	free(html);
 	unlink(page);
 	um_result_free(&r);
-	remove_array(dir, 20, paths);
+	array_remove(&arr);
 }
