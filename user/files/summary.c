@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "files/summary.h"
 #include "files/unit_keys.h"
 #include "files/units_file.h"
@@ -199,17 +200,13 @@ struct figures_list {
 static int add_figures(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
 {
 	struct figures_list *l = ctx;
+	struct unit_figures *bigger;
 
 	(void)t;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 4096;
-		struct unit_figures *bigger = realloc(l->at, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -1;
-		l->at = bigger;
-		l->cap = cap;
-	}
+	bigger = um_grow(l->at, &l->cap, l->n + 1, sizeof(*l->at), 4096);
+	if (!bigger)
+		return -1;
+	l->at = bigger;
 	l->at[l->n++] = (struct unit_figures){
 		.wall_s = um_unit_number(u, UM_F_WALL_S, 0),
 		.cpu_s = um_unit_number(u, UM_F_CPU_S, 0),

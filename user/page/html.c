@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "page/html.h"
+#include "common/grow.h"
 #include "common/fileio.h"
 #include "files/summary.h"
 #include "files/unit_keys.h"
@@ -72,6 +73,7 @@ static size_t string_hash(const char *s)
 /* s kept once: 1 + its index in pg->strings; 0 for NULL (not a string); -1 out of memory. */
 static long long intern(struct page *pg, const char *s)
 {
+	char **strings;
 	size_t at;
 
 	if (!s)
@@ -95,15 +97,10 @@ static long long intern(struct page *pg, const char *s)
 	for (at = string_hash(s) & (pg->n_slots - 1); pg->slots[at]; at = (at + 1) & (pg->n_slots - 1))
 		if (!strcmp(pg->strings[pg->slots[at] - 1], s))
 			return pg->slots[at];
-	if (pg->n_strings == pg->cap_strings) {
-		size_t cap = pg->cap_strings ? 2 * pg->cap_strings : 16;
-		char **bigger = realloc(pg->strings, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -1;
-		pg->strings = bigger;
-		pg->cap_strings = cap;
-	}
+	strings = um_grow(pg->strings, &pg->cap_strings, pg->n_strings + 1, sizeof(*strings), 16);
+	if (!strings)
+		return -1;
+	pg->strings = strings;
 	pg->strings[pg->n_strings] = strdup(s);
 	if (!pg->strings[pg->n_strings])
 		return -1;
@@ -119,14 +116,16 @@ static int add_unit(void *ctx, const struct um_read_unit *u, const struct um_uni
 	if (spec < 0 || status < 0)
 		return -1;
 	if (pg->n_units == pg->cap_units) {
-		size_t cap = pg->cap_units ? 2 * pg->cap_units : 4096;
-		struct um_read_unit *units = realloc(pg->units, cap * sizeof(*units));
+		/* two arrays of one capacity: the second grows to the first's */
+		size_t cap = pg->cap_units, text_cap = pg->cap_units;
+		struct um_read_unit *units = um_grow(pg->units, &cap, pg->n_units + 1, sizeof(*units),
+						     4096);
 		struct page_unit_text *text;
 
 		if (!units)
 			return -1;
 		pg->units = units;
-		text = realloc(pg->text, cap * sizeof(*text));
+		text = um_grow(pg->text, &text_cap, cap, sizeof(*text), cap);
 		if (!text)
 			return -1;
 		pg->text = text;

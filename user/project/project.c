@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "project/project.h"
 #include "files/summary.h"
 #include "files/unit_keys.h"
@@ -1011,17 +1012,13 @@ struct unit_list {
 static int keep_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
 {
 	struct unit_list *l = ctx;
+	struct um_read_unit *bigger;
 
 	(void)t;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 1024;
-		struct um_read_unit *bigger = realloc(l->at, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -1;
-		l->at = bigger;
-		l->cap = cap;
-	}
+	bigger = um_grow(l->at, &l->cap, l->n + 1, sizeof(*l->at), 1024);
+	if (!bigger)
+		return -1;
+	l->at = bigger;
 	l->at[l->n++] = *u;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "common/grow.h"
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "trace/kernel.h"
@@ -130,15 +131,11 @@ static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id 
 /* Queue a held process for tracer__service_held; -ENOMEM when the queue cannot grow. */
 static int hold_queue(struct tracer *t, __u32 pid, const struct um_program_id *program)
 {
-	if (t->n_held == t->cap_held) {
-		size_t cap = t->cap_held ? 2 * t->cap_held : 16;
-		struct held_exec *bigger = realloc(t->held, cap * sizeof(*bigger));
+	struct held_exec *bigger = um_grow(t->held, &t->cap_held, t->n_held + 1, sizeof(*bigger), 16);
 
-		if (!bigger)
-			return -ENOMEM;
-		t->held = bigger;
-		t->cap_held = cap;
-	}
+	if (!bigger)
+		return -ENOMEM;
+	t->held = bigger;
 	t->held[t->n_held++] = (struct held_exec){ .pid = pid, .program = *program };
 	return 0;
 }
@@ -479,6 +476,7 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	struct bpf_program *entry;
 	struct bpf_link *link;
+	struct bpf_link **links;
 	int err;
 
 	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
@@ -491,15 +489,10 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	if (!target->spec_from_arg && t->kernel.build == KERNEL_BUILD_PER_CPU)
 		opts.bpf_cookie = target->cookie;
 
-	if (t->n_unit_links + 2 > t->cap_unit_links) {
-		size_t cap = t->cap_unit_links ? 2 * t->cap_unit_links : 16;
-		struct bpf_link **links = realloc(t->unit_links, cap * sizeof(*links));
-
-		if (!links)
-			return -ENOMEM;
-		t->unit_links = links;
-		t->cap_unit_links = cap;
-	}
+	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
+	if (!links)
+		return -ENOMEM;
+	t->unit_links = links;
 	/*
 	 * The end first: a call whose entry is seen must have its end seen too. With the entry
 	 * first, a call of a running process (attach, a dlopen'd library) that entered between the
@@ -663,6 +656,7 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 
 	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
 		struct tracer_live_proc live = { .pid = next };
+		struct tracer_live_proc *bigger;
 		__u32 tkey, tnext, *tprev = NULL;
 		struct um_proc proc;
 		struct um_mm mm;
@@ -712,16 +706,10 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 			if (task_runtime_ns(key, tkey, &runtime) == 0 && runtime > th.runtime_seen_ns)
 				live.cpu_ns += runtime - th.runtime_seen_ns;
 		}
-		if (end->n_live == cap) {
-			size_t bigger_cap = cap ? 2 * cap : 64;
-			struct tracer_live_proc *bigger =
-				realloc(end->live, bigger_cap * sizeof(*bigger));
-
-			if (!bigger)
-				break; /* the rest have null figures, as if their exit were lost */
-			end->live = bigger;
-			cap = bigger_cap;
-		}
+		bigger = um_grow(end->live, &cap, end->n_live + 1, sizeof(*bigger), 64);
+		if (!bigger)
+			break; /* the rest have null figures, as if their exit were lost */
+		end->live = bigger;
 		end->live[end->n_live++] = live;
 	}
 }
