@@ -724,13 +724,6 @@ struct file_unit {
 	long long complete;
 };
 
-static int by_start(const void *a, const void *b)
-{
-	const struct file_unit *x = a, *y = b;
-
-	return (x->start_s > y->start_s) - (x->start_s < y->start_s);
-}
-
 /* By process, then by start (or by place in the file, which is the order a process's units
  * ended in, when there are no start times: a process runs one unit at a time). */
 static int by_pid_then_start(const void *a, const void *b)
@@ -797,12 +790,21 @@ out:
 	free(e);
 	free(at_least);
 }
+/* bsearch over units sorted by process: is this one of pid's? */
+static int pid_is(const void *key, const void *unit)
+{
+	long long pid = *(const long long *)key, of = ((const struct file_unit *)unit)->pid;
+
+	return (pid > of) - (pid < of);
+}
+
 /*
  * What a process that runs units adds to: the memory (charge, or RSS) of the run just before the
  * first such process began, from the run's memory timeline. 0 when the command's own process
  * ran units (a new worker is then a whole new copy of it), or when the timeline cannot say:
  * the safe side, as each added worker is then given more.
  */
+/* t: the file's units, sorted by process */
 static void worker_base(struct project_input *in, const json_t *run, const struct file_unit *t,
 			size_t k)
 {
@@ -811,15 +813,13 @@ static void worker_base(struct project_input *in, const json_t *run, const struc
 	double first = INFINITY, charge = 0, rss = 0, t0, width;
 	const char *keys[2] = { "charge_min_bytes", "rss_min_bytes" };
 	double *base[2] = { &charge, &rss };
-	size_t i, j;
+	size_t i;
 
 	json_array_foreach(procs, i, p) {
 		long long pid = (long long)um_json_number(p, "pid", -1);
 		double start = um_json_number(p, "start_ns", NAN) / 1e9;
 
-		for (j = 0; j < k && t[j].pid != pid; j++)
-			;
-		if (j < k && start < first)
+		if (bsearch(&pid, t, k, sizeof(*t), pid_is) && start < first)
 			first = i == 0 ? 0 : start; /* the first record is the command's own */
 	}
 	t0 = um_json_number(tl, "start_ns", NAN) / 1e9;
@@ -887,11 +887,15 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 		}
 	}
 	if (timed && run) {
-		qsort(t, k, sizeof(*t), by_start);
-		for (i = 0; i < k; i++)
+		double first_start = k ? t[0].start_s : wall_run;
+
+		for (i = 0; i < k; i++) {
+			if (t[i].start_s < first_start)
+				first_start = t[i].start_s;
 			if (t[i].end_s > last_end)
 				last_end = t[i].end_s;
-		double before = k ? t[0].start_s : wall_run;
+		}
+		double before = first_start;
 		double after = k && wall_run > last_end ? wall_run - last_end : 0;
 
 		if (before + after > in->fixed_s) {
