@@ -70,12 +70,18 @@ Test(project, ten_units_by_hand)
 	cr_expect(!p.used_max);
 	cr_expect_float_eq(p.wall_unit_s, 18.2, 1e-9);
 	cr_expect_float_eq(p.wall_median_s, 11.0, 1e-9);
-	/* the p90 of a sum of 5: mean 11, sample sd sqrt(330 / 9) = 6.0553007;
-	 * (5 x 11 + 1.2815516 x 6.0553007 x sqrt(5)) x 1.5 = 108.528 s -> 2 whole minutes
-	 * (5 x the p90 18.2 x 1.5 = 136.5 s was the old, too long, figure) */
+	/* a sum of 5: mean 11, sample sd sqrt(330 / 9) = 6.0553007; expected 5 x 11 = 55 s, x 1.5
+	 * margin = 82.5 s; all 10 tasks within the quantile 9 times in 10: z = the normal's
+	 * 0.9^(1/10) = 0.98952 quantile, 2.3086775; 55 + 2.3086775 x 6.0553007 x sqrt(5) = 86.260 s,
+	 * above the margin's, so it is the limit -> 2 whole minutes (5 x the p90 18.2 x 1.5 =
+	 * 136.5 s was the first, too long, figure) */
 	cr_expect_float_eq(p.model.unit_mean_s, 11.0, 1e-9);
 	cr_expect_float_eq(p.model.unit_sd_s, 6.0553007081949835, 1e-9);
-	cr_expect_float_eq(p.time_s, 108.52843534001417, 1e-6);
+	cr_expect_float_eq(p.task.z, 2.30867750383942, 1e-9);
+	cr_expect_float_eq(p.task.total_s, 55.0, 1e-9);
+	cr_expect_float_eq(p.time_s, 86.25964117518421, 1e-6);
+	cr_expect(strstr(p.derivation[0], "the sum's p90 for all 10 tasks (above x 1.50 margin, "
+			 "82.5 s) = 86.3 s"), "%s", p.derivation[0]);
 	cr_expect_eq(p.time_min, 2);
 	cr_expect_eq(p.model.workers, 1, "no start times: one worker");
 	/* 1000 MiB x 1.5 = exactly 1500 MiB: not rounded up to 1501 */
@@ -108,10 +114,11 @@ Test(project, manifest_with_run_outside_time_and_an_incomplete_unit)
 	cr_expect_float_eq(in.fixed_s, 5.0, 1e-9);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* walls 2,2,4,6,8: p90 = 6 + 0.6 x 2 = 7.2; mean 4.4, sample sd sqrt(27.2 / 4); 10 units
-	 * per task: (10 x 4.4 + 1.2815516 x 2.6076810 x sqrt(10) + 5) x 1.25 = 74.460 s -> 2 min */
+	 * per task: expected 10 x 4.4 + 5 = 49 s, x 1.25 = 61.25 s; 4 tasks: z = the 0.9^(1/4)
+	 * quantile, 1.9431958; 49 + 1.9431958 x 2.6076810 x sqrt(10) = 65.024 s, the larger -> 2 min */
 	cr_expect_float_eq(p.wall_unit_s, 7.2, 1e-9);
 	cr_expect_float_eq(p.fixed_s, 5.0, 1e-9);
-	cr_expect_float_eq(p.time_s, 74.45993117354016, 1e-6);
+	cr_expect_float_eq(p.time_s, 65.02400294786776, 1e-6);
 	cr_expect_eq(p.time_min, 2);
 	/* the run's 600 MiB whole-group peak is above every complete unit's (max 400 MiB; the
 	 * incomplete one's 500 MiB is left out): 600 x 1.25 = 750 */
@@ -270,12 +277,13 @@ Test(project, timeline_gives_fixed_part_gaps_and_the_charge)
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* one process, its three units in turn: one worker; warm-up is looked for against the later
 	 * half (the 2.0 s unit: over max(1.5 x 2.0, 2.0) = 3.0 s), and the first (1.5 s) is not;
-	 * mean 1.5, sd 0.5: 5 x 1.5 + 1.2815516 x 0.5 x sqrt(5) + 5.0 fixed = 13.933 s */
+	 * mean 1.5, sd 0.5, 2 tasks (z = the 0.9^(1/2) quantile, 1.6322188), margin 1:
+	 * 5 x 1.5 + 5.0 fixed + 1.6322188 x 0.5 x sqrt(5) = 14.325 s */
 	cr_expect_eq(p.model.workers, 1);
 	cr_expect_eq(p.model.tested_processes, 1);
 	cr_expect_eq(p.model.warmup_units, 0);
 	cr_expect_float_eq(p.model.warmup_threshold_s, 3.0, 1e-9);
-	cr_expect_float_eq(p.time_s, 13.932818208614503, 1e-6);
+	cr_expect_float_eq(p.time_s, 14.324876083867869, 1e-6);
 	cr_expect(strstr(p.time_parts[0], "3.00 s before the first unit + 2.00 s after the last"),
 		  "%s", p.time_parts[0]);
 	/* charge: units 100, 200, 150 MiB (the incomplete one's 900 left out), run 220 MiB */
@@ -374,10 +382,18 @@ Test(project, sum_of_mixed_units_is_near_n_times_the_mean)
 	plain_units(&f, 8);
 	in = input_of(&f, 8, -1);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	/* mean 1.5, sample sd sqrt(6 / 7); 250 x 1.5 + 1.2815516 x 0.9258201 x sqrt(250) = 393.76 s
-	 * where 250 x the p90 (3.0) would ask 750 s */
-	cr_expect_float_eq(p.task.units_sum_s, 393.7599939945342, 1e-6);
+	/* mean 1.5, sample sd sqrt(6 / 7); expected 250 x 1.5 = 375 s, its p90 (one task) 375 +
+	 * 1.2815516 x 0.9258201 x sqrt(250) = 393.76 s, where 250 x the p90 (3.0) would ask 750 s */
+	cr_expect_float_eq(p.task.units_sum_s, 375.0, 1e-9);
+	cr_expect_float_eq(p.task.z, 1.2815515655446004, 1e-9);
 	cr_expect_float_eq(p.time_s, 393.7599939945342, 1e-6);
+	/* a 1.25 margin over the expected (468.75 s) covers that p90: the margin is the limit */
+	opt.margin = 1.25;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_float_eq(p.time_s, 468.75, 1e-9);
+	cr_expect(strstr(p.derivation[0], "x 1.25 margin (covers the sum's p90, 393.8 s) = 468.8 s"),
+		  "%s", p.derivation[0]);
+	opt.margin = 1;
 	/* --time-stat max keeps the bound: 250 x 3 */
 	opt.time_max = true;
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
@@ -400,8 +416,10 @@ Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 	in.process = process;
 	in.rank = rank;
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
-	/* later half 3,1,1,1: over max(1.5 x 1, 3) = 3 s; the first is 3 s, not over */
-	cr_expect_float_eq(p.model.warmup_threshold_s, 3.0, 1e-9);
+	/* later half 3,1,1,1: over 1.5 x 1 = 1.5 s and over the slowest later one, 3 s; the first
+	 * is 3 s, not over */
+	cr_expect_float_eq(p.model.warmup_threshold_s, 1.5, 1e-9);
+	cr_expect_float_eq(p.model.warmup_later_max_s, 3.0, 1e-9);
 	cr_expect_eq(p.model.warmup_units, 0);
 	cr_expect_eq(p.model.steady_n, 8);
 	cr_expect(strstr(p.time_parts[1], "none seen"), "%s", p.time_parts[1]);
@@ -414,6 +432,38 @@ Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 	cr_expect_eq(p.model.warmup_units, 1);
 	/* steady mean (1 x 6 + 3) / 7; excess 9 - 9/7 */
 	cr_expect_float_eq(p.model.warmup_max_s, 9 - 9.0 / 7, 1e-9);
+}
+
+/* A first unit that loaded something once (it kept memory no later unit kept) is warm-up,
+ * though a big later unit ran longer: each pool worker's import before a mix of fit sizes. */
+Test(project, a_first_unit_that_kept_memory_is_warm_up_among_mixed_sizes)
+{
+	struct fixture_units f = { .wall = { 2.5, 1, 1, 1, 3, 1, 1, 1 } };
+	long long process[8] = { 0 }, rank[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	/* the import kept 80 MiB; the big unit's memory went back; the later half (the units that
+	 * tell what a steady unit does) kept at most 2 MiB */
+	double kept[8] = { 80 * MIB, 0, -4 * MIB, 4 * MIB, 0, 2 * MIB, 0, NAN };
+	struct project_options opt = { .units_total = 80, .margin = 1 };
+	struct project_input in;
+	struct projection p;
+	char err[256];
+
+	plain_units(&f, 8);
+	in = input_of(&f, 8, -1);
+	in.process = process;
+	in.rank = rank;
+	in.kept_bytes = kept;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	/* 2.5 s: over 1.5 x 1, not over the 3 s later unit, but 80 MiB kept > 2 MiB + 1 MiB */
+	cr_expect_float_eq(p.model.warmup_later_kept_bytes, 2 * MIB, 1e-9);
+	cr_expect_eq(p.model.warmup_units, 1);
+	cr_expect_eq(p.model.steady_n, 7);
+	cr_expect(strstr(p.time_parts[1], "keeping 1 MiB more memory than any later one"), "%s",
+		  p.time_parts[1]);
+	/* what it kept no more than a later unit did: a big first unit, not warm-up */
+	kept[0] = 2.5 * MIB;
+	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(p.model.warmup_units, 0);
 }
 
 /* Four processes ran units, at most two at once: workers are replaced, each warms up again. */

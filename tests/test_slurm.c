@@ -554,10 +554,13 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 	pool_mem_limit = strtod(directive(pool_header, "--mem="), NULL) * MIB_F;
 	cr_assert_eq(sscanf(directive(pool_header, "--time="), "%31s", pool_time_req), 1);
 	{
-		const char *margin = strstr(pool_header, " margin = ");
+		/* the --time comment ends "= 52.5 s, in whole minutes": the limit before rounding */
+		const char *end = strstr(pool_header, " s, in whole minutes"), *eq = end;
 
-		if (margin)
-			pool_projected_s = strtod(margin + 10, NULL);
+		while (eq && eq > pool_header && strncmp(eq, "= ", 2))
+			eq--;
+		if (eq && eq > pool_header)
+			pool_projected_s = strtod(eq + 2, NULL);
 	}
 
 	/* b. the job array, submitted by an unprivileged user: the demo in a dir only root writes,

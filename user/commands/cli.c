@@ -121,10 +121,12 @@ static const struct argp_option project_options[] = {
 	{ "units-per-task", OPT_UNITS_PER_TASK, "M", 0,
 	  "Or: M units per array task (default: all in one task)", 0 },
 	{ "margin", OPT_MARGIN, "F", 0,
-	  "Multiply the time, memory and disk figures by F >= 1 (default 1.25)", 0 },
+	  "Multiply the memory and disk figures by F >= 1 (default 1.25), and the expected "
+	  "time unless the p90 of the units' sum is larger", 0 },
 	{ "time-stat", OPT_TIME_STAT, "p90|max", 0,
-	  "p90 (default): --time from the p90 of the sum of a task's units (close to N x the mean "
-	  "unit), and the cores from the p90 unit's; max: every unit as slow and busy as the "
+	  "p90 (default): --time from N x the mean unit, or the p90 of the sum of a task's units "
+	  "(every task of the array within it 9 times in 10) when larger than the margin over it, "
+	  "and the cores from the p90 unit's; max: every unit as slow and busy as the "
 	  "slowest (the bound). Memory always uses the max", 0 },
 	{ "workers", OPT_WORKERS, "W", 0,
 	  "Units a task runs at once (a pool of W workers). Default: as many as ran at once in "

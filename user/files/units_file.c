@@ -30,6 +30,7 @@ void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_uni
 		[UM_F_PEAK_RSS_DELTA_BYTES] = UM_KEY_PEAK_RSS_DELTA_BYTES,
 		[UM_F_OUTPUT_BYTES] = UM_KEY_OUTPUT_BYTES,
 		[UM_F_PEAK_CHARGE_BYTES] = UM_KEY_PEAK_CHARGE_BYTES,
+		[UM_F_START_RSS_BYTES] = UM_KEY_START_RSS_BYTES,
 	};
 	const char *status;
 

@@ -28,6 +28,7 @@ enum um_unit_field {
 	UM_F_PEAK_RSS_DELTA_BYTES,
 	UM_F_OUTPUT_BYTES,
 	UM_F_PEAK_CHARGE_BYTES,
+	UM_F_START_RSS_BYTES,
 	UM_F_N
 };
 enum um_value_kind { UM_V_ABSENT, UM_V_NULL, UM_V_REAL, UM_V_INT, UM_V_OTHER };

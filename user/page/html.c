@@ -468,13 +468,17 @@ static void time_model_table(FILE *out, const struct projection *p,
 
 	fprintf(out, "<p class=\"sub\">One task of %lld units, as <code>project</code> models it: "
 		"--time = fixed + warm-up + the units spread over the workers + tail, x the "
-		"margin.</p><table class=\"totals\" id=\"time-model\"><tbody>", p->units_per_task);
+		"margin (or the sum's p90, when it is larger).</p><table class=\"totals\" id=\"time-model\"><tbody>", p->units_per_task);
 	model_row(out, "fixed_s", "fixed", p->model.fixed_s, p->time_parts[0]);
 	model_row(out, "warmup_s", "warm-up", p->task.warmup_s, p->time_parts[1]);
 	model_row(out, "units_s", "units", p->task.spread_s, p->time_parts[2]);
 	model_row(out, "tail_s", "workers and tail", p->task.tail_s, p->time_parts[3]);
-	snprintf(total, sizeof(total), "%.2f s x %.2f margin, in whole minutes", p->task.total_s,
-		 opt->margin);
+	if (p->task.quantile_s > p->task.total_s * opt->margin)
+		snprintf(total, sizeof(total), "%.2f s expected; the sum's p90 (above x %.2f margin), "
+			 "in whole minutes", p->task.total_s, opt->margin);
+	else
+		snprintf(total, sizeof(total), "%.2f s expected x %.2f margin, in whole minutes",
+			 p->task.total_s, opt->margin);
 	model_row(out, "time_s", "--time", p->time_s, total);
 	fputs("</tbody></table>", out);
 }

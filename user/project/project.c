@@ -65,8 +65,8 @@ static double task_time_s(const struct projection *p, const struct project_optio
 {
 	struct task_time tt;
 
-	um_task_time(&p->model, units, &tt);
-	return tt.total_s * opt->margin;
+	um_task_time(&p->model, units, ceil_div(opt->units_total, units), &tt);
+	return um_task_request_s(&tt, opt->margin);
 }
 
 static long long whole_minutes(double seconds)
@@ -167,14 +167,25 @@ static void derive_time(struct projection *p, const struct project_input *in,
 	const struct time_model *m = &p->model;
 	struct task_time *t = &p->task;
 	long long n = p->units_per_task;
+	char rule[200];
 
-	um_task_time(m, n, t);
+	um_task_time(m, n, p->tasks, t);
 	p->fixed_s = in->fixed_s;
-	snprintf(p->derivation[0], sizeof(p->derivation[0]),
-		 "fixed %.2f s + warm-up %.2f s + %lld units over %lld worker%s %.2f s + tail %.2f s "
-		 "= %.2f s, x %.2f margin = %.1f s, in whole minutes", m->fixed_s, t->warmup_s, n,
-		 t->workers, t->workers == 1 ? "" : "s", t->spread_s, t->tail_s, t->total_s,
-		 opt->margin, p->time_s);
+	if (t->quantile_s > t->total_s * opt->margin)
+		snprintf(p->derivation[0], sizeof(p->derivation[0]),
+			 "fixed %.2f s + warm-up %.2f s + %lld units over %lld worker%s %.2f s + tail "
+			 "%.2f s = %.2f s expected; the sum's p90 for %s%lld task%s (above x %.2f "
+			 "margin, %.1f s) = %.1f s, in whole minutes", m->fixed_s, t->warmup_s, n,
+			 t->workers, t->workers == 1 ? "" : "s", t->spread_s, t->tail_s, t->total_s,
+			 t->tasks > 1 ? "all " : "", t->tasks, t->tasks == 1 ? "" : "s", opt->margin,
+			 t->total_s * opt->margin, p->time_s);
+	else
+		snprintf(p->derivation[0], sizeof(p->derivation[0]),
+			 "fixed %.2f s + warm-up %.2f s + %lld units over %lld worker%s %.2f s + tail "
+			 "%.2f s = %.2f s expected, x %.2f margin (covers the sum's p90, %.1f s) = "
+			 "%.1f s, in whole minutes", m->fixed_s, t->warmup_s, n, t->workers,
+			 t->workers == 1 ? "" : "s", t->spread_s, t->tail_s, t->total_s, opt->margin,
+			 t->quantile_s, p->time_s);
 	if (in->fixed_s < 0)
 		snprintf(p->time_parts[0], sizeof(p->time_parts[0]),
 			 "fixed: unknown (units streams only: no run record of the time outside "
@@ -188,29 +199,29 @@ static void derive_time(struct projection *p, const struct project_input *in,
 			 "fixed: %.2f s before the first unit + %.2f s after the last (start-up, "
 			 "loading, writing; the most of any file)", in->fixed_before_s,
 			 in->fixed_after_s);
+	/* the rule of is_warmup (project_time.c), in the words of each case below */
+	snprintf(rule, sizeof(rule), "over %.3f s (%.1fx the median of the later units) and over "
+		 "the slowest later one (%.3f s)%s", m->warmup_threshold_s, UM_WARMUP_FACTOR,
+		 m->warmup_later_max_s, isfinite(m->warmup_later_kept_bytes)
+		 ? " or keeping 1 MiB more memory than any later one (imports, caches)" : "");
 	if (m->warmup_units && m->workers_replaced)
 		snprintf(p->time_parts[1], sizeof(p->time_parts[1]),
-			 "warm-up: %zu of %zu processes ran their first unit%s slower than %.3f s "
-			 "(%.1fx the median of, and above, their later units); %zu processes ran units, "
-			 "at most %lld at once, so workers are replaced and each new one warms up: "
-			 "%.3f s of excess a unit over %lld worker%s", m->warmup_processes,
-			 m->tested_processes, m->warmup_units > m->warmup_processes ? "s" : "",
-			 m->warmup_threshold_s, UM_WARMUP_FACTOR, in->n_processes, in->workers_calibrated,
-			 m->warmup_per_unit_s, t->workers, t->workers == 1 ? "" : "s");
+			 "warm-up: %zu of %zu processes ran their first unit%s %s; %zu processes ran "
+			 "units, at most %lld at once, so workers are replaced and each new one warms "
+			 "up: %.3f s of excess a unit over %lld worker%s", m->warmup_processes,
+			 m->tested_processes, m->warmup_units > m->warmup_processes ? "s" : "", rule,
+			 in->n_processes, in->workers_calibrated, m->warmup_per_unit_s, t->workers,
+			 t->workers == 1 ? "" : "s");
 	else if (m->warmup_units)
 		snprintf(p->time_parts[1], sizeof(p->time_parts[1]),
-			 "warm-up: %zu of %zu processes ran their first unit%s slower than %.3f s "
-			 "(%.1fx the median of, and above, their later units), at most %.2f s more than "
-			 "a steady unit: a cost once per worker, not per unit; workers warm up side by "
+			 "warm-up: %zu of %zu processes ran their first unit%s %s, at most %.2f s more "
+			 "than a steady unit: once per worker, not per unit; workers warm up side by "
 			 "side, so once per task", m->warmup_processes, m->tested_processes,
-			 m->warmup_units > m->warmup_processes ? "s" : "", m->warmup_threshold_s,
-			 UM_WARMUP_FACTOR, m->warmup_max_s);
+			 m->warmup_units > m->warmup_processes ? "s" : "", rule, m->warmup_max_s);
 	else if (m->tested_processes)
 		snprintf(p->time_parts[1], sizeof(p->time_parts[1]),
-			 "warm-up: none seen (no process's first unit ran slower than %.3f s, %.1fx "
-			 "the median of the later units, in %zu process%s with two or more units)",
-			 m->warmup_threshold_s, UM_WARMUP_FACTOR, m->tested_processes,
-			 m->tested_processes == 1 ? "" : "es");
+			 "warm-up: none seen (no first unit ran %s, in %zu process%s with two or more "
+			 "units)", rule, m->tested_processes, m->tested_processes == 1 ? "" : "es");
 	else
 		snprintf(p->time_parts[1], sizeof(p->time_parts[1]),
 			 "warm-up: cannot be told (no process ran two units): every unit counts as "
@@ -222,10 +233,11 @@ static void derive_time(struct projection *p, const struct project_input *in,
 			 n, m->unit_max_s, t->units_sum_s);
 	else
 		snprintf(p->time_parts[2], sizeof(p->time_parts[2]),
-			 "units: %lld x mean %.3f s + %.2f x sd %.3f s x sqrt(%lld) = %.1f s, the p90 of "
-			 "their sum (normal approximation, %zu steady units); a unit's time is its "
-			 "wall plus the gap to its process's next unit", n, m->unit_mean_s, m->z,
-			 m->unit_sd_s, n, t->units_sum_s, m->steady_n);
+			 "units: %lld x mean %.3f s = %.1f s expected (%zu steady units); the sum's p90"
+			 "%s adds %.2f x sd %.3f s x sqrt(%lld) (normal approximation); --time is "
+			 "the larger of it and the margin; a unit's time is its wall plus the gap to "
+			 "its process's next unit", n, m->unit_mean_s, t->units_sum_s, m->steady_n,
+			 t->tasks > 1 ? " for all tasks at once" : "", t->z, m->unit_sd_s, n);
 	if (m->workers_given)
 		snprintf(p->time_parts[3], sizeof(p->time_parts[3]),
 			 "workers: %lld (--workers; the calibration ran %lld at once); tail: the last "
@@ -548,22 +560,27 @@ void um_print_sbatch(FILE *out, const struct projection *p, const struct project
 		fprintf(out, "# note: %s\n", p->notes[i]);
 }
 
-/* The time model's parts and what each was measured from (see project_time.c). */
-static json_t *time_model_json(const struct projection *p, const struct project_input *in)
+/* The time model's parts and what each was measured from (see project_time.c); limit_by: which
+ * of the margin and the quantile made --time. */
+static json_t *time_model_json(const struct projection *p, const struct project_input *in,
+			       double margin)
 {
 	const struct time_model *m = &p->model;
 	const struct task_time *t = &p->task;
 
 	/* o? takes a new reference or NULL, which packs as null */
-	return json_pack("{s:f, s:{s:I, s:I, s:I, s:o?, s:f, s:b, s:f}, "
+	return json_pack("{s:f, s:{s:I, s:I, s:I, s:o?, s:o?, s:o?, s:f, s:b, s:f}, "
 			 "s:{s:o?, s:o?, s:I, s:b, s:I}, "
-			 "s:{s:I, s:f, s:f, s:f, s:f, s:s, s:o?, s:f, s:f, s:f}, s:f}",
+			 "s:{s:I, s:f, s:f, s:f, s:f, s:s, s:o?, s:f, s:f, s:f}, s:f, s:f, s:I, s:s}",
 			 "fixed_s", m->fixed_s,
 			 "warmup",
 			 "processes_tested", (json_int_t)m->tested_processes,
 			 "processes_warmed", (json_int_t)m->warmup_processes,
 			 "units", (json_int_t)m->warmup_units,
 			 "threshold_s", m->tested_processes ? json_real(m->warmup_threshold_s) : NULL,
+			 "later_max_s", m->tested_processes ? json_real(m->warmup_later_max_s) : NULL,
+			 "later_kept_bytes", isfinite(m->warmup_later_kept_bytes)
+				? json_real(m->warmup_later_kept_bytes) : NULL,
 			 "max_excess_s", m->warmup_max_s,
 			 "workers_replaced", m->workers_replaced,
 			 "task_s", t->warmup_s,
@@ -582,11 +599,14 @@ static json_t *time_model_json(const struct projection *p, const struct project_
 			 "p90_s", m->unit_p90_s,
 			 "max_s", m->unit_max_s,
 			 "sum_stat", m->bound ? "max" : "p90",
-			 "z", m->bound ? NULL : json_real(m->z),
+			 "z", m->bound ? NULL : json_real(t->z),
 			 "sum_s", t->units_sum_s,
 			 "per_worker_s", t->spread_s,
 			 "tail_s", t->tail_s,
-			 "total_s", t->total_s);
+			 "total_s", t->total_s,
+			 "quantile_s", t->quantile_s,
+			 "tasks", (json_int_t)t->tasks,
+			 "limit_by", t->quantile_s > t->total_s * margin ? "quantile" : "margin");
 }
 
 json_t *um_projection_json(const struct projection *p, const struct project_input *in,
@@ -678,7 +698,7 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 		json_array_append_new(notes, json_string(p->notes[i]));
 
 	json_object_set_new(root, "inputs", inputs);
-	json_object_set_new(root, "time_model", time_model_json(p, in));
+	json_object_set_new(root, "time_model", time_model_json(p, in, opt->margin));
 	json_object_set_new(root, "per_unit", unit);
 	json_object_set_new(root, "request", req);
 	json_object_set_new(root, "derivation", deriv);
@@ -688,8 +708,8 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 
 static int input_grow(struct project_input *in, size_t want)
 {
-	double **arrays[] = { &in->wall_s, &in->cycle_s, &in->cpu_utilisation, &in->peak_rss_bytes,
-			      &in->peak_charge_bytes, &in->output_bytes };
+	double **arrays[] = { &in->wall_s, &in->cycle_s, &in->kept_bytes, &in->cpu_utilisation,
+			      &in->peak_rss_bytes, &in->peak_charge_bytes, &in->output_bytes };
 
 	long long **places[] = { &in->process, &in->rank };
 
@@ -719,6 +739,7 @@ static int input_grow(struct project_input *in, size_t want)
  * among the complete units (-1: cut short). */
 struct file_unit {
 	double start_s, end_s;
+	double start_rss_bytes; /* NAN: not recorded */
 	long long pid;
 	size_t order; /* in the file */
 	long long complete;
@@ -866,6 +887,7 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 		t[k].start_s = um_unit_number(u, UM_F_START_NS, 0) / 1e9;
 		t[k].end_s = t[k].start_s + um_unit_number(u, UM_F_WALL_S, 0);
 		t[k].pid = (long long)um_unit_number(u, UM_F_PID, -1);
+		t[k].start_rss_bytes = um_unit_number(u, UM_F_START_RSS_BYTES, NAN);
 		t[k].order = i;
 		t[k].complete = um_unit_complete(u) ? (long long)c++ : -1;
 		k++;
@@ -881,6 +903,8 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 				continue;
 			in->process[at] = t[start].pid < 0 ? -1 : id;
 			in->rank[at] = rank++;
+			if (t[start].pid >= 0 && end + 1 < k && t[end + 1].pid == t[start].pid)
+				in->kept_bytes[at] = t[end + 1].start_rss_bytes - t[end].start_rss_bytes;
 			if (timed && end + 1 < k && t[end + 1].pid == t[start].pid &&
 			    t[end + 1].start_s > t[end].end_s)
 				in->cycle_s[at] += t[end + 1].start_s - t[end].end_s;
@@ -964,6 +988,7 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		}
 		in->wall_s[in->n] = wall;
 		in->cycle_s[in->n] = wall;
+		in->kept_bytes[in->n] = NAN;
 		in->cpu_utilisation[in->n] = um_unit_is_number(u, UM_F_CPU_UTILISATION)
 						     ? um_unit_number(u, UM_F_CPU_UTILISATION, 0)
 						     : wall > 0 ? cpu / wall : 0;
@@ -1055,6 +1080,7 @@ void um_project_input_free(struct project_input *in)
 {
 	free(in->wall_s);
 	free(in->cycle_s);
+	free(in->kept_bytes);
 	free(in->peak_charge_bytes);
 	free(in->cpu_utilisation);
 	free(in->peak_rss_bytes);

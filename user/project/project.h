@@ -17,6 +17,9 @@
 /* A process's leading unit is warm-up when slower than this many times the median of the later
  * units (and than the slowest of them): a first fit 1.5x the rest is a cost of its own. */
 #define UM_WARMUP_FACTOR 1.5
+/* A leading unit that left its process this much more memory than any later unit did loaded
+ * something once (imports, caches): warm-up, though a big later unit ran as long. */
+#define UM_WARMUP_KEPT_BYTES (1024.0 * 1024.0)
 
 struct project_options {
 	long long units_total;    /* --units N: units of the full run */
@@ -39,6 +42,10 @@ struct project_input {
 	 * among that process's units, in the order they ran (0: its first) */
 	long long *process;
 	long long *rank;
+	/* what the unit left its process holding: the RSS its process's next unit started with, less
+	 * its own start; NAN where not known (its process's last, no start RSS). Warm-up keeps what
+	 * it loads (imports, caches), a steady unit gives back what it used */
+	double *kept_bytes;
 	double *cpu_utilisation;
 	double *peak_rss_bytes;
 	double *peak_charge_bytes; /* the memory cgroup's; < 0: not known */
@@ -74,7 +81,10 @@ struct time_model {
 	size_t tested_processes;        /* processes with two or more units, where it can be told */
 	size_t warmup_processes;        /* of those, the ones that warmed up */
 	size_t warmup_units;
-	double warmup_threshold_s;      /* a leading unit slower than this is warm-up */
+	double warmup_threshold_s;      /* a warm-up unit is slower than this (1.5x the median) */
+	double warmup_later_max_s;      /* and slower than this, the slowest later unit, */
+	double warmup_later_kept_bytes; /* or kept UM_WARMUP_KEPT_BYTES more than any later unit
+					 * (NAN: not known) */
 	double warmup_max_s;            /* the largest process's excess over the steady mean */
 	double warmup_per_unit_s;       /* all processes' excess over all units: replaced workers */
 	bool workers_replaced;          /* more processes ran units than ran at once */
@@ -82,19 +92,25 @@ struct time_model {
 	size_t steady_n;
 	double unit_mean_s, unit_sd_s, unit_p90_s, unit_max_s;
 	bool bound;                     /* --time-stat max: every unit as slow as the slowest */
-	double z;                       /* the normal quantile of the sum (p90: 1.2816) */
 	long long workers;              /* used: --workers, else as calibrated, else 1 */
 	bool workers_given;
 };
 
-/* One task of `units` units under the model, in seconds, before the margin. */
+/*
+ * One task of `units` units (of `tasks` alike) under the model, in seconds, before the margin.
+ * The request is the larger of the margin over the expected time and the sum's upper quantile
+ * (um_task_request_s): both are headroom over the same expectation, so one covers the other.
+ */
 struct task_time {
 	long long workers;  /* min(model's workers, units) */
+	long long tasks;    /* the array's tasks: the quantile is for all of them at once */
 	double warmup_s;
-	double units_sum_s; /* the quantile (or bound) of the sum of the units' times */
+	double units_sum_s; /* the expected sum of the units' times: N x mean (the bound: N x max) */
 	double spread_s;    /* units_sum_s over the workers */
 	double tail_s;      /* the last units end one by one: (W-1)/W x a p90 unit */
-	double total_s;     /* fixed + warm-up + spread + tail */
+	double total_s;     /* expected: fixed + warm-up + spread + tail */
+	double z;           /* every task within the quantile 9 times in 10: 0.9^(1/tasks) */
+	double quantile_s;  /* total_s + z x sd x sqrt(N) / W; total_s for the bound */
 };
 
 struct projection {
@@ -140,7 +156,12 @@ double um_percentile_of(const double *v, size_t n, double q);
  * time under it. */
 int um_time_model(const struct project_input *in, const struct project_options *opt,
 		   struct time_model *tm);
-void um_task_time(const struct time_model *tm, long long units, struct task_time *tt);
+void um_task_time(const struct time_model *tm, long long units, long long tasks,
+		  struct task_time *tt);
+/* The task's time limit before rounding: max(margin x expected, the quantile). */
+double um_task_request_s(const struct task_time *tt, double margin);
+/* x with P(Z <= x) = p for a standard normal Z, 0.5 <= p < 1. */
+double um_normal_quantile(double p);
 
 /* "90", "1:30", "2:00:00", "1-12", "1-0:30", "1-00:00:00" (SLURM's forms) in seconds; < 0 bad. */
 double um_parse_slurm_time(const char *text);

@@ -3,13 +3,17 @@
  * The time model of `unitmeter project`: what one task of N units takes, from how the
  * calibration's units really ran.
  *
- *   task = fixed + warm-up + (the quantile of the sum of N unit times) / workers + tail
+ *   task = fixed + warm-up + (the sum of N unit times) / workers + tail
+ *   limit = max(margin x the expected task, the task with the sum's upper quantile)
  *
  * - fixed: before the first unit and after the last (start-up, a data load, writing results);
  * - warm-up: a process's leading units that ran markedly slower than its later ones (imports,
  *   first page faults, caches) cost their excess once per process, not once per unit;
- * - the sum: a task's time is the sum of its units', whose upper quantile is close to N x mean
- *   (normal approximation: N mu + z sigma sqrt(N)), not N x p90;
+ * - the sum: a task's time is the sum of its units', expected N x mean; its upper quantile is
+ *   N mu + z sigma sqrt(N) (normal approximation), not N x p90, with z such that every task of
+ *   the array is within it 9 times in 10. The margin and the quantile are both headroom over the
+ *   expected sum: the limit takes the larger, so a pool of many units asks the margin and a task
+ *   of few, widely spread units asks the quantile;
  * - workers: units that ran at once in the calibration (a pool) share that sum;
  * - tail: the last units of a task end one by one, leaving workers idle.
  * Pure: no files, no clocks, so every figure can be worked out by hand in a test.
@@ -21,8 +25,8 @@
 #include "project/project.h"
 #include "files/summary.h"
 
-/* The normal distribution's 0.9 quantile: the sum's p90. */
-#define Z_P90 1.2815515655446004
+/* Every task of an array within its limit this often, as far as the units' spread goes. */
+#define ALL_TASKS_WITHIN 0.9
 
 struct placed_unit {
 	long long process, rank;
@@ -101,19 +105,33 @@ out:
 	return rc;
 }
 
+/* A leading unit is warm-up: slower than 1.5x the later units' median, and either slower than
+ * every later unit or it kept memory no later unit kept (so not merely a big unit first). */
+static bool is_warmup(const struct project_input *in, size_t i, const struct time_model *tm)
+{
+	double kept = in->kept_bytes ? in->kept_bytes[i] : NAN;
+
+	if (in->cycle_s[i] <= tm->warmup_threshold_s)
+		return false;
+	return in->cycle_s[i] > tm->warmup_later_max_s ||
+	       (isfinite(kept) && isfinite(tm->warmup_later_kept_bytes) &&
+		kept > tm->warmup_later_kept_bytes + UM_WARMUP_KEPT_BYTES);
+}
+
 /*
  * Mark the warm-up units: in each process with two or more units, its leading units (at most
- * the first half) slower than the threshold, which comes from the later halves of every such
- * process. Returns the threshold, or 0 when no process ran two units (nothing can be told).
+ * the first half) that is_warmup says are, against the later halves of every such process.
+ * Leaves warmup_threshold_s 0 when no process ran two units (nothing can be told).
  */
-static double mark_warmup(const struct project_input *in, const struct placed_unit *u,
-			  bool *warmup, struct time_model *tm)
+static void mark_warmup(const struct project_input *in, const struct placed_unit *u,
+			bool *warmup, struct time_model *tm)
 {
-	double *later = malloc(in->n * sizeof(*later)), threshold, later_max = 0;
+	double *later = malloc(in->n * sizeof(*later));
 	size_t n_later = 0, start, end, j;
 
 	if (!later)
-		return 0;
+		return;
+	tm->warmup_later_kept_bytes = NAN;
 	for (start = 0; start < in->n; start = end) {
 		for (end = start; end < in->n && u[end].process == u[start].process; end++)
 			;
@@ -121,18 +139,21 @@ static double mark_warmup(const struct project_input *in, const struct placed_un
 			continue;
 		tm->tested_processes++;
 		for (j = start + (end - start + 1) / 2; j < end; j++) {
-			later[n_later++] = in->cycle_s[u[j].index];
-			if (in->cycle_s[u[j].index] > later_max)
-				later_max = in->cycle_s[u[j].index];
+			size_t i = u[j].index;
+			double kept = in->kept_bytes ? in->kept_bytes[i] : NAN;
+
+			later[n_later++] = in->cycle_s[i];
+			if (in->cycle_s[i] > tm->warmup_later_max_s)
+				tm->warmup_later_max_s = in->cycle_s[i];
+			if (isfinite(kept) && !(kept <= tm->warmup_later_kept_bytes))
+				tm->warmup_later_kept_bytes = kept;
 		}
 	}
 	if (!n_later) {
 		free(later);
-		return 0;
+		return;
 	}
-	threshold = UM_WARMUP_FACTOR * um_percentile_of(later, n_later, 50);
-	if (later_max > threshold)
-		threshold = later_max;
+	tm->warmup_threshold_s = UM_WARMUP_FACTOR * um_percentile_of(later, n_later, 50);
 	free(later);
 	for (start = 0; start < in->n; start = end) {
 		bool warmed = false;
@@ -142,7 +163,7 @@ static double mark_warmup(const struct project_input *in, const struct placed_un
 		if (u[start].process < 0 || end - start < 2)
 			continue;
 		for (j = start; j < start + (end - start) / 2; j++) {
-			if (in->cycle_s[u[j].index] <= threshold)
+			if (!is_warmup(in, u[j].index, tm))
 				break;
 			warmup[u[j].index] = true;
 			tm->warmup_units++;
@@ -150,7 +171,6 @@ static double mark_warmup(const struct project_input *in, const struct placed_un
 		}
 		tm->warmup_processes += warmed;
 	}
-	return threshold;
 }
 
 /* Mean, sample standard deviation, p90 and max of the steady units' times. */
@@ -216,7 +236,6 @@ int um_time_model(const struct project_input *in, const struct project_options *
 	}
 	tm->fixed_s = in->fixed_s > 0 ? in->fixed_s : 0;
 	tm->bound = opt->time_max;
-	tm->z = Z_P90;
 	tm->workers_given = opt->workers > 0;
 	tm->workers = opt->workers > 0 ? opt->workers
 		      : in->workers_calibrated > 0 ? in->workers_calibrated : 1;
@@ -228,7 +247,7 @@ int um_time_model(const struct project_input *in, const struct project_options *
 			u[i] = (struct placed_unit){ in->process[i], in->rank[i], i };
 		if (sort_by_process_then_rank(u, in->n, in->n_processes))
 			qsort(u, in->n, sizeof(*u), by_process_then_rank);
-		tm->warmup_threshold_s = mark_warmup(in, u, warmup, tm);
+		mark_warmup(in, u, warmup, tm);
 	}
 	steady_statistics(in, warmup, tm);
 	if (tm->warmup_units)
@@ -238,7 +257,24 @@ int um_time_model(const struct project_input *in, const struct project_options *
 	return 0;
 }
 
-void um_task_time(const struct time_model *tm, long long units, struct task_time *tt)
+double um_normal_quantile(double p)
+{
+	double lo = 0, hi = 40;
+
+	/* bisection on the exact CDF (erfc): 64 halvings of [0, 40] reach a double's precision */
+	for (int i = 0; i < 64; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(-mid / M_SQRT2) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+void um_task_time(const struct time_model *tm, long long units, long long tasks,
+		  struct task_time *tt)
 {
 	double n = (double)units;
 
@@ -246,8 +282,8 @@ void um_task_time(const struct time_model *tm, long long units, struct task_time
 	tt->workers = tm->workers < units ? tm->workers : units;
 	if (tt->workers < 1)
 		tt->workers = 1;
-	tt->units_sum_s = tm->bound ? n * tm->unit_max_s
-				    : n * tm->unit_mean_s + tm->z * tm->unit_sd_s * sqrt(n);
+	tt->tasks = tasks > 1 ? tasks : 1;
+	tt->units_sum_s = n * (tm->bound ? tm->unit_max_s : tm->unit_mean_s);
 	tt->spread_s = tt->units_sum_s / (double)tt->workers;
 	/* workers warm up side by side: once a task; replaced ones as often as they were */
 	tt->warmup_s = tm->workers_replaced ? n * tm->warmup_per_unit_s / (double)tt->workers
@@ -255,4 +291,14 @@ void um_task_time(const struct time_model *tm, long long units, struct task_time
 	tt->tail_s = (double)(tt->workers - 1) / (double)tt->workers *
 		     (tm->bound ? tm->unit_max_s : tm->unit_p90_s);
 	tt->total_s = tm->fixed_s + tt->warmup_s + tt->spread_s + tt->tail_s;
+	/* P(every task within) = P(one task within)^tasks, the tasks' units being independent */
+	tt->z = tm->bound ? 0 : um_normal_quantile(pow(ALL_TASKS_WITHIN, 1.0 / (double)tt->tasks));
+	tt->quantile_s = tt->total_s + tt->z * tm->unit_sd_s * sqrt(n) / (double)tt->workers;
+}
+
+double um_task_request_s(const struct task_time *tt, double margin)
+{
+	double with_margin = tt->total_s * margin;
+
+	return with_margin > tt->quantile_s ? with_margin : tt->quantile_s;
 }
