@@ -5,6 +5,7 @@ untraced and confined as SLURM would, and compare what was asked with what it to
 Each round of each workload:
   1. `unitmeter run --unit SPEC -q -o DIR/calib.json -- CMD --units n_cal` (the calibration);
   2. `unitmeter project DIR/calib.json --units N --tasks 1 --format json [--project-args ...]`;
+  (the page cache dropped before 1 and 3, unless --warm-cache: each starts as on a fresh node)
   3. CMD --units N, untraced, in a fresh memory cgroup limited to request.mem_mib (no swap),
      under `taskset` to request.cpus_per_task CPUs, killed (its whole process group) when it
      passes request.time_s_projected, the time limit before its rounding to whole minutes.
@@ -56,7 +57,10 @@ WORKLOADS = {
                   "sklearn fits in one process, a 3 s data load, sklearn imported by the first fit"),
     "py-pool": ("python:fit", fits("--mode", "pool", "--workers", "2"), 8, 96, 40,
                 "ProcessPoolExecutor of 2, one BLAS thread, the data loaded before the pool"),
-    "py-pool-mixed": ("python:fit", fits("--mode", "pool", "--workers", "2", "--mixed"), 8, 64, 32,
+    # 18 calibrated: each worker's first fit (its warm-up) and 16 steady ones, 4 of them big: the
+    # full run's mix. Its period is 4 fits, so the first 8 held a third of big fits, not a quarter,
+    # and every projection from them asked ~1.1x the mean: a calibration must cover the mix.
+    "py-pool-mixed": ("python:fit", fits("--mode", "pool", "--workers", "2", "--mixed"), 18, 216, 36,
                       "the same, every 4th fit on 3x the rows"),
     "c-threads": ("fit_unit", calib("--mode", "threads", "--threads", "2", "--mib", "32",
                                     "--cpu-ms", "300"), 8, 80, 40,
@@ -185,6 +189,17 @@ class MemCgroup:
 
 # --- one round -------------------------------------------------------------------------------
 
+def drop_caches():
+    """A fresh node: neither the calibration nor the task finds the modules and libraries it
+    reads already cached (and charged to an earlier cgroup), so both are charged for them and
+    neither's time depends on what ran before it."""
+    os.sync()
+    try:
+        write_file("/proc/sys/vm/drop_caches", "3")
+    except OSError as e:
+        raise Failed("cannot drop the page cache (/proc/sys/vm/drop_caches): %s" % e)
+
+
 def calibrate(spec, cmd, n_cal, manifest):
     """unitmeter run on n_cal units. In our process group, so a Ctrl-C reaches unitmeter too and
     it finishes as it does on its own Ctrl-C; on any other way out, SIGINT, then SIGKILL."""
@@ -264,7 +279,7 @@ def run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec, limit_fac
         cg.remove()
 
 
-def one_round(name, index, quick, project_args, cg_version, limit_factor=1.0):
+def one_round(name, index, quick, project_args, cg_version, limit_factor=1.0, cold=True, keep=None):
     spec, cmd, n_cal, n_full, n_quick, _ = WORKLOADS[name]
     n_units = n_quick if quick else n_full
     rec = {"workload": name, "round": index, "spec": spec, "units_calibrated": n_cal, "units_task": n_units,
@@ -276,14 +291,23 @@ def one_round(name, index, quick, project_args, cg_version, limit_factor=1.0):
     tmp = tempfile.mkdtemp(prefix="um-holds-")
     try:
         manifest = os.path.join(tmp, "calib.json")
+        if cold:
+            drop_caches()
         calibrate(spec, cmd, n_cal, manifest)
         time_s, mem_mib, cpus = project(manifest, n_units, project_args)
         rec.update(time_asked_s=time_s, mem_asked_mib=mem_mib, cpus_asked=cpus,
                    time_limit_s=time_s * limit_factor)
+        if cold:
+            drop_caches()
         run_confined(cmd, n_units, time_s, mem_mib, cpus, cg_version, rec, limit_factor)
     except (Failed, OSError, subprocess.SubprocessError) as e:
         rec["error"] = "%s round %d: %s" % (name, index, e)
     finally:
+        if keep:
+            # the calibration's files, to project again from them (a changed model against the
+            # same tasks' figures in --json)
+            rec["kept"] = os.path.join(keep, "%s-%d" % (name, index))
+            shutil.copytree(tmp, rec["kept"], dirs_exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
     if rec["time_took_s"]:
         rec["time_ratio"] = rec["time_asked_s"] / rec["time_took_s"]
@@ -292,7 +316,8 @@ def one_round(name, index, quick, project_args, cg_version, limit_factor=1.0):
     return rec
 
 
-def run(names, rounds, quick=False, project_args=(), log=sys.stderr, limit_factor=1.0):
+def run(names, rounds, quick=False, project_args=(), log=sys.stderr, limit_factor=1.0, cold=True,
+        keep=None):
     """Every round of every named workload: (the rounds' records, the failures' messages)."""
     cg_version = cgroup_version()
     if cg_version is None:
@@ -300,7 +325,7 @@ def run(names, rounds, quick=False, project_args=(), log=sys.stderr, limit_facto
     records = []
     for index in range(1, rounds + 1):
         for name in names:
-            rec = one_round(name, index, quick, list(project_args), cg_version, limit_factor)
+            rec = one_round(name, index, quick, list(project_args), cg_version, limit_factor, cold, keep)
             records.append(rec)
             log.write("project_holds: %s round %d: %s\n" % (name, index, rec["error"] or
                       "time %s, memory %s, killed: %s" % (ratio(rec["time_ratio"]), ratio(rec["mem_ratio"]),
@@ -370,6 +395,10 @@ def main():
     parser.add_argument("--time-limit", type=float, default=1.0, metavar="F",
                         help="kill the task at F x the time asked (default 1, as SLURM does; the test "
                              "suite, which runs beside other tests, gives 2)")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="do not drop the page cache before each calibration and task (dropped by "
+                             "default: each starts as on a fresh node)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each round's calibration in DIR/WORKLOAD-ROUND")
     args = parser.parse_args()
     names = list(WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     unknown = [n for n in names if n not in WORKLOADS]
@@ -389,7 +418,7 @@ def main():
     signal.signal(signal.SIGTERM, interrupted)
     try:
         records, failures = run(names, args.rounds, args.quick, shlex.split(args.project_args),
-                                limit_factor=args.time_limit)
+                                limit_factor=args.time_limit, cold=not args.warm_cache, keep=args.keep)
     except KeyboardInterrupt:
         sys.exit("project_holds: interrupted; the task and its cgroup are gone")
     if args.json:
