@@ -9,7 +9,8 @@ fits, each one call of fit() (the unit, spec python:fit), run with Debian's pyth
 
 scikit-learn is imported inside fit(), as scripts that import lazily do: each process's first
 fit pays the import (~1 s here), which is the warm-up a projection must not take as a fit's cost.
-The last stdout line is this run's truth: {"mode", "units" done, "wall_s", "fits_per_pid"}.
+The last stdout line is this run's truth: {"mode", "units" done, "wall_s", "fits_per_pid",
+"fit_s": each fit's own wall by time.perf_counter, in the order of the fits}.
 """
 import os
 
@@ -57,12 +58,13 @@ def fit(index, rows):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture
 
+    began = time.perf_counter()
     start = (index * 7919) % (DATA_ROWS - rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         GaussianMixture(n_components=4, max_iter=15, tol=0, random_state=index).fit(
             DATA[start:start + rows])
-    return os.getpid()
+    return os.getpid(), time.perf_counter() - began
 
 
 def rows_of(index, mixed):
@@ -77,19 +79,20 @@ def main():
     load(float(arg("--load-s", "3")))
     sizes = [rows_of(i, mixed) for i in range(n)]
     if mode == "serial":
-        pids = [fit(i, sizes[i]) for i in range(n)]
+        done = [fit(i, sizes[i]) for i in range(n)]
     elif mode == "pool":
         # fork, named: the workers inherit the loaded data set (3.14 makes forkserver the default)
         with ProcessPoolExecutor(max_workers=int(arg("--workers", "2")),
                                  mp_context=multiprocessing.get_context("fork")) as pool:
-            pids = list(pool.map(fit, range(n), sizes))
+            done = list(pool.map(fit, range(n), sizes))
     else:
         sys.exit("fits.py: unknown --mode %s" % mode)
     per_pid = {}
+    pids = [pid for pid, _ in done]
     for pid in pids:
         per_pid[str(pid)] = per_pid.get(str(pid), 0) + 1
     print(json.dumps({"mode": mode, "units": len(pids), "wall_s": time.monotonic() - started,
-                      "fits_per_pid": per_pid}))
+                      "fits_per_pid": per_pid, "fit_s": [round(s, 6) for _, s in done]}))
 
 
 if __name__ == "__main__":
