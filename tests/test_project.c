@@ -42,6 +42,19 @@ static void plain_units(struct fixture_units *f, size_t n)
 	}
 }
 
+/* Eight plain units, all run by one process in turn. */
+static struct project_input one_process_of_eight(struct fixture_units *f)
+{
+	static long long process[8] = { 0 }, rank[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct project_input in;
+
+	plain_units(f, 8);
+	in = input_of(f, 8, -1);
+	in.process = process;
+	in.rank = rank;
+	return in;
+}
+
 static bool has_note(const struct projection *p, const char *text)
 {
 	for (size_t i = 0; i < p->n_notes; i++)
@@ -405,16 +418,11 @@ Test(project, sum_of_mixed_units_is_near_n_times_the_mean)
 Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 {
 	struct fixture_units f = { .wall = { 3, 1, 1, 1, 3, 1, 1, 1 } };
-	long long process[8] = { 0 }, rank[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct project_options opt = { .units_total = 80, .margin = 1 };
-	struct project_input in;
+	struct project_input in = one_process_of_eight(&f);
 	struct projection p;
 	char err[256];
 
-	plain_units(&f, 8);
-	in = input_of(&f, 8, -1);
-	in.process = process;
-	in.rank = rank;
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* later half 3,1,1,1: over 1.5 x 1 = 1.5 s and over the slowest later one, 3 s; the first
 	 * is 3 s, not over */
@@ -425,9 +433,7 @@ Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 	cr_expect(strstr(p.time_parts[1], "none seen"), "%s", p.time_parts[1]);
 	/* and a real warm-up of the same process is found: 9 s first */
 	f.wall[0] = 9;
-	in = input_of(&f, 8, -1);
-	in.process = process;
-	in.rank = rank;
+	in = one_process_of_eight(&f);
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(p.model.warmup_units, 1);
 	/* steady mean (1 x 6 + 3) / 7; excess 9 - 9/7 */
@@ -439,19 +445,14 @@ Test(project, a_first_unit_no_slower_than_later_ones_is_no_warm_up)
 Test(project, a_first_unit_that_kept_memory_is_warm_up_among_mixed_sizes)
 {
 	struct fixture_units f = { .wall = { 2.5, 1, 1, 1, 3, 1, 1, 1 } };
-	long long process[8] = { 0 }, rank[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	/* the import kept 80 MiB; the big unit's memory went back; the later half (the units that
 	 * tell what a steady unit does) kept at most 2 MiB */
 	double kept[8] = { 80 * MIB, 0, -4 * MIB, 4 * MIB, 0, 2 * MIB, 0, NAN };
 	struct project_options opt = { .units_total = 80, .margin = 1 };
-	struct project_input in;
+	struct project_input in = one_process_of_eight(&f);
 	struct projection p;
 	char err[256];
 
-	plain_units(&f, 8);
-	in = input_of(&f, 8, -1);
-	in.process = process;
-	in.rank = rank;
 	in.kept_bytes = kept;
 	cr_assert_eq(um_project(&in, &opt, &p, err, sizeof(err)), 0, "%s", err);
 	/* 2.5 s: over 1.5 x 1, not over the 3 s later unit, but 80 MiB kept > 2 MiB + 1 MiB */
