@@ -70,6 +70,19 @@ static inline double um_unit_number(const struct um_read_unit *u, enum um_unit_f
 	return u->kind[f] == UM_V_INT ? (double)u->v[f].i : u->kind[f] == UM_V_REAL ? u->v[f].d
 											: otherwise;
 }
+/* The figure when it is a whole number a long long holds (a pid, an index), or otherwise: a
+ * cast of 2.9e39 would be undefined. */
+static inline long long um_unit_integer(const struct um_read_unit *u, enum um_unit_field f,
+					long long otherwise)
+{
+	double d = u->v[f].d;
+
+	if (u->kind[f] == UM_V_INT)
+		return u->v[f].i;
+	if (u->kind[f] == UM_V_REAL && d >= -9e18 && d <= 9e18 && d == (double)(long long)d)
+		return (long long)d;
+	return otherwise;
+}
 /* A whole complete unit: status absent, not a string, or "complete". */
 static inline bool um_unit_complete(const struct um_read_unit *u)
 {

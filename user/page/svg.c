@@ -323,7 +323,7 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 				 VALUE_SECONDS);
 		svg_format_value(peak, sizeof(peak), um_unit_number(unit, UM_F_PEAK_RSS_BYTES, 0),
 				 VALUE_BYTES);
-		fprintf(out, "unit %lld (", (long long)um_unit_number(unit, UM_F_INDEX, -1));
+		fprintf(out, "unit %lld (", um_unit_integer(unit, UM_F_INDEX, -1));
 		svg_text(out, span->spec);
 		fprintf(out, "): wall %s, %.2f cores, peak RSS %s, at %.3f s", wall,
 			um_unit_number(unit, UM_F_CPU_UTILISATION, 0), peak, s0);
@@ -357,7 +357,7 @@ static struct unit_span *unit_spans(const struct um_read_unit *units,
 
 		if (!um_unit_is_number(u, UM_F_START_NS))
 			continue;
-		spans[*n].pid = (long long)um_unit_number(u, UM_F_PID, -1);
+		spans[*n].pid = um_unit_integer(u, UM_F_PID, -1);
 		spans[*n].start_s = um_unit_number(u, UM_F_START_NS, 0) / 1e9;
 		spans[*n].end_s = spans[*n].start_s + um_unit_number(u, UM_F_WALL_S, 0);
 		spans[*n].unit = u;

@@ -782,17 +782,21 @@ static void concurrency(struct project_input *in, const struct file_unit *t, siz
 {
 	struct edge *e = malloc(2 * k * sizeof(*e));
 	double *at_least = calloc(k + 2, sizeof(*at_least)), busy;
-	size_t level = 0, i, c;
+	size_t level = 0, i, c, n_edges;
 
 	if (!e || !at_least)
 		goto out;
-	/* at_least[c]: first the time at exactly c units, then summed down into "c or more" */
-	for (i = 0; i < k; i++) {
-		e[2 * i] = (struct edge){ t[i].start_s, 1 };
-		e[2 * i + 1] = (struct edge){ t[i].end_s, -1 };
+	/* at_least[c]: first the time at exactly c units, then summed down into "c or more". A
+	 * unit of no length (its wall lost to the precision of a far start) is at once with none:
+	 * its end, sorted before its start, would take the count below 0 */
+	for (i = 0, n_edges = 0; i < k; i++) {
+		if (!(t[i].end_s > t[i].start_s))
+			continue;
+		e[n_edges++] = (struct edge){ t[i].start_s, 1 };
+		e[n_edges++] = (struct edge){ t[i].end_s, -1 };
 	}
-	qsort(e, 2 * k, sizeof(*e), by_time_ends_first);
-	for (i = 0; i + 1 < 2 * k; i++) {
+	qsort(e, n_edges, sizeof(*e), by_time_ends_first);
+	for (i = 0; i + 1 < n_edges; i++) {
 		level += e[i].step; /* never below 0: every end follows its start */
 		at_least[level] += e[i + 1].at - e[i].at;
 	}
@@ -811,6 +815,7 @@ out:
 	free(e);
 	free(at_least);
 }
+
 /* bsearch over units sorted by process: is this one of pid's? */
 static int pid_is(const void *key, const void *unit)
 {
@@ -886,7 +891,7 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 		timed = timed && um_unit_is_number(u, UM_F_START_NS);
 		t[k].start_s = um_unit_number(u, UM_F_START_NS, 0) / 1e9;
 		t[k].end_s = t[k].start_s + um_unit_number(u, UM_F_WALL_S, 0);
-		t[k].pid = (long long)um_unit_number(u, UM_F_PID, -1);
+		t[k].pid = um_unit_integer(u, UM_F_PID, -1);
 		t[k].start_rss_bytes = um_unit_number(u, UM_F_START_RSS_BYTES, NAN);
 		t[k].order = i;
 		t[k].complete = um_unit_complete(u) ? (long long)c++ : -1;
