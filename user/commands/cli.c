@@ -111,7 +111,11 @@ static const struct argp_option hw_options[] = {
 };
 
 static const struct argp_option summary_options[] = {
-	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table (with --tasks: the task "
+	  "table as JSON)", 0 },
+	{ "tasks", OPT_TASKS, NULL, 0, "One line per task instead: its units, wall against its time "
+	  "limit, memory charge against its memory limit, CPUs used against given, and how it "
+	  "ended; nearest a limit first, a heading per job", 0 },
 	{ 0 },
 };
 
@@ -349,13 +353,17 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		o->json_only = true;
 		break;
+	case OPT_TASKS:
+		o->task_table = true;
+		break;
 	case ARGP_KEY_ARGS:
 		o->inputs = &state->argv[state->next];
 		o->n_inputs = state->argc - state->next;
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
+			   "them");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -506,12 +514,18 @@ static const struct argp check_argp = {
 };
 
 static const struct argp summary_argp = {
-	summary_options, parse_summary_opt, "FILE...",
+	summary_options, parse_summary_opt, "FILE|DIR...",
 	"Summarise the units of run manifests or units streams; several files (the tasks of one job "
-	"array) are merged. Prints the summary JSON (the seed's keys) and a table.\v"
+	"array) are merged. Prints the summary JSON (the seed's keys) and a table. A directory "
+	"(the SPANK plugin's unitmeter-out/) stands for its manifests and the streams without one. "
+	"With --tasks, prints instead one line per task against the limits it ran under (seff-"
+	"style, nearest a limit first): '-' where a figure is not known.\v"
 	"EXAMPLES:\n"
 	"  unitmeter summary calib.json\n"
-	"  unitmeter summary --json out/task-*.units.jsonl\n",
+	"  unitmeter summary --json out/task-*.units.jsonl\n"
+	"  unitmeter summary --tasks unitmeter-out/\n"
+	"      every task of a job array: which came close to its --time or --mem, which was "
+	"killed\n",
 	0, 0, 0,
 };
 
