@@ -6,7 +6,6 @@
 #include <string.h>
 #include "common/grow.h"
 #include "files/tasks.h"
-#include "files/units_file.h"
 
 /*
  * A kill is put on a limit when the task reached 90% of it: the charge is sampled (about a
@@ -100,31 +99,32 @@ static int row_from_manifest(struct um_task_row *r, const json_t *m)
 	return 0;
 }
 
-static int count_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+void um_task_row_add_unit(struct um_task_row *r, const struct um_read_unit *u)
 {
-	struct um_task_row *r = ctx;
 	double wall = um_unit_number(u, UM_F_WALL_S, 0);
 	double peak = um_unit_number(u, UM_F_PEAK_RSS_BYTES, 0);
 	long long index = um_unit_integer(u, UM_F_INDEX, -1);
 
-	(void)t;
 	if (!um_unit_complete(u)) {
 		r->units_incomplete++;
-		return 0;
+		return;
 	}
 	r->units_done++;
 	if (wall > r->slowest_unit_s)
 		r->slowest_unit_s = wall, r->slowest_unit_index = index;
 	if (peak > r->biggest_unit_bytes)
 		r->biggest_unit_bytes = peak, r->biggest_unit_index = index;
+}
+
+static int count_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	(void)t;
+	um_task_row_add_unit(ctx, u);
 	return 0;
 }
 
-static int read_row(struct um_task_row *r, const char *path, char *err, size_t errlen)
+int um_task_row_begin(struct um_task_row *r, const char *path)
 {
-	json_t *manifest = NULL;
-	int rc;
-
 	*r = (struct um_task_row){
 		.job = -1, .wall_s = -1, .time_limit_s = -1, .peak_charge_bytes = -1,
 		.memory_limit_bytes = -1, .cpu_s = -1, .cpus = -1, .exit_status = -1,
@@ -133,23 +133,34 @@ static int read_row(struct um_task_row *r, const char *path, char *err, size_t e
 	};
 	r->file = strdup(path);
 	r->task = file_stem(path);
-	if (!r->file || !r->task) {
+	return r->file && r->task ? 0 : -1;
+}
+
+int um_task_row_end(struct um_task_row *r, const json_t *manifest)
+{
+	if (manifest && row_from_manifest(r, manifest))
+		return -1;
+	if (!manifest)
+		ids_from_stem(r, r->task);
+	r->exit = um_task_classify(r);
+	return r->task ? 0 : -1;
+}
+
+static int read_row(struct um_task_row *r, const char *path, char *err, size_t errlen)
+{
+	json_t *manifest = NULL;
+	int rc;
+
+	if (um_task_row_begin(r, path)) {
 		snprintf(err, errlen, "out of memory reading %s", path);
 		return -1;
 	}
 	rc = um_read_units(path, count_unit, r, &manifest, err, errlen);
-	if (!rc && manifest && row_from_manifest(r, manifest)) {
+	if (!rc && um_task_row_end(r, manifest)) {
 		snprintf(err, errlen, "out of memory reading %s", path);
 		rc = -1;
 	}
-	if (!rc && !manifest)
-		ids_from_stem(r, r->task);
 	json_decref(manifest);
-	if (!rc && !r->task) {
-		snprintf(err, errlen, "out of memory reading %s", path);
-		rc = -1;
-	}
-	r->exit = um_task_classify(r);
 	return rc;
 }
 
@@ -248,8 +259,13 @@ int um_task_table_read(struct um_task_table *t, const char *const *files, size_t
 			return -1;
 		}
 	}
-	qsort(t->rows, t->n, sizeof(*t->rows), by_job_then_limit);
+	um_task_table_sort(t);
 	return 0;
+}
+
+void um_task_table_sort(struct um_task_table *t)
+{
+	qsort(t->rows, t->n, sizeof(*t->rows), by_job_then_limit);
 }
 
 void um_task_table_free(struct um_task_table *t)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
+#include "files/units_file.h"
 
 /* How a task ended, read from its manifest (um_task_classify). */
 enum um_task_exit {
@@ -45,6 +46,17 @@ struct um_task_table {
 	struct um_task_row *rows; /* by job, then nearest a limit first (um_task_used) */
 	size_t n;
 };
+
+/*
+ * One row from what a reader has in hand (the page has its files read already): begin with the
+ * file's path (-1: out of memory), add each unit, end with its manifest less its units (NULL for
+ * a stream), which classifies the exit.
+ */
+int um_task_row_begin(struct um_task_row *r, const char *path);
+void um_task_row_add_unit(struct um_task_row *r, const struct um_read_unit *u);
+int um_task_row_end(struct um_task_row *r, const json_t *manifest);
+/* Rows in the table's order: by job, then nearest a limit first. */
+void um_task_table_sort(struct um_task_table *t);
 
 /* The rows of n_files run files. Returns 0, or -1 with the file and line of a refusal in err. */
 int um_task_table_read(struct um_task_table *t, const char *const *files, size_t n_files,
