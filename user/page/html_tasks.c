@@ -92,7 +92,9 @@ static void strip(FILE *out, const struct um_task_table *t, size_t from, size_t 
 			fprintf(out, ": %s, %.0f%% of a limit</title></rect>", um_task_exit_name(r->exit),
 				100 * used);
 	}
-	fputs("</svg></figure>", out);
+	fputs("</svg><p class=\"legend\"><span class=\"killed\"></span>killed by a limit"
+	      "<span class=\"failed\"></span>failed<span class=\"fits\"></span>ok"
+	      "<span class=\"unknown\"></span>no limit known; dashed: 90%</p></figure>", out);
 }
 
 static void task_table(FILE *out, const struct um_task_table *t, size_t from, size_t to)
@@ -100,8 +102,8 @@ static void task_table(FILE *out, const struct um_task_table *t, size_t from, si
 	fputs("<div class=\"scroll\"><table class=\"sortable tasks\"><thead><tr>"
 	      "<th class=\"text\">task</th><th class=\"text\">exit</th><th>units</th>"
 	      "<th>incomplete</th><th>wall</th><th>time limit</th><th>of time</th>"
-	      "<th>peak charge</th><th>memory limit</th><th>of memory</th><th>CPUs used</th>"
-	      "<th>CPUs given</th></tr></thead><tbody>", out);
+	      "<th>charge</th><th>mem limit</th><th>of mem</th><th>CPUs used</th>"
+	      "<th>given</th></tr></thead><tbody>", out);
 	for (size_t i = from; i < to; i++) {
 		const struct um_task_row *r = &t->rows[i];
 		double cpus = um_task_cpus_used(r);
