@@ -515,7 +515,9 @@ static void time_model_table(FILE *out, const struct projection *p,
 	fputs("</tbody></table>", out);
 }
 
-static void section_projection(struct page *pg, const struct project_options *opt)
+/* last_use: the page's units are freed once the projection has taken its figures from them,
+ * before it models (the array page at a million units stays under 200 MB so) */
+static void section_projection(struct page *pg, const struct project_options *opt, bool last_use)
 {
 	FILE *out = pg->out, *mem;
 	struct project_input in;
@@ -532,10 +534,16 @@ static void section_projection(struct page *pg, const struct project_options *op
 	}
 	/* from the files as read above: parsing 100,000 units once is time enough */
 	um_project_input_init(&in);
+	if (um_project_input_reserve(&in, pg->n_units))
+		snprintf(err, sizeof(err), "out of memory for %zu units", pg->n_units);
 	for (size_t i = 0; i < pg->n_inputs && !*err; i++)
 		um_project_add(&in, pg->inputs[i].path, pg->units + pg->inputs[i].first,
 			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, "run"), err,
 			       sizeof(err));
+	if (last_use) {
+		free(pg->units);
+		pg->units = NULL;
+	}
 	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
 		fputs("<p class=\"why\">No projection: ", out);
 		svg_text(out, err);
@@ -678,7 +686,8 @@ static void page_head(struct page *pg)
 	}
 	fputs("<style>", out);
 	fwrite(um_report_css, 1, um_report_css_len, out);
-	fputs("</style></head><body><main>", out);
+	fputs(pg->array ? "</style></head><body class=\"array\"><main>"
+			: "</style></head><body><main>", out);
 	if (pg->array) {
 		fputs("<h1 id=\"job\">", out);
 		html_tasks_title(out, &pg->tasks);
@@ -706,10 +715,12 @@ static void page_head(struct page *pg)
 }
 
 /*
- * The array's sections: its tasks against their limits first, the units merged, the extremes
- * with their task, and the request re-projected from the whole run (--units and --tasks, when
- * not given, the array's own), beside the one it ran under. Each task's run and its processes
- * over time are left to its own page: 200 of them would bury the answer.
+ * The array's sections: its tasks against their limits first, the request re-projected from the
+ * whole run (--units and --tasks, when not given, the array's own) beside the one it ran under,
+ * the extremes with their task, the units merged. The request is written last, once the units
+ * are drawn, so their memory goes before the model's comes; the stylesheet shows it second
+ * (body.array main is a flex column). Each task's run and its processes over time are left to
+ * its own page: 200 of them would bury the answer.
  */
 static void array_sections(struct page *pg)
 {
@@ -721,10 +732,10 @@ static void array_sections(struct page *pg)
 	again.units_total = units;
 	again.tasks = (long long)pg->tasks.n;
 	html_tasks_section(pg->out, &pg->tasks);
-	section_projection(pg, pg->req->project ? pg->req->project : units ? &again : NULL);
 	html_tasks_extremes(pg->out, &pg->tasks);
 	section_distributions(pg);
 	section_table(pg);
+	section_projection(pg, pg->req->project ? pg->req->project : units ? &again : NULL, true);
 }
 
 int html_report_write(const struct html_request *req, char *err, size_t errlen)
@@ -756,7 +767,7 @@ int html_report_write(const struct html_request *req, char *err, size_t errlen)
 		section_runs(&pg);
 		section_distributions(&pg);
 		section_over_time(&pg);
-		section_projection(&pg, req->project);
+		section_projection(&pg, req->project, false);
 		section_table(&pg);
 	}
 	fputs("</main><script>", pg.out);
