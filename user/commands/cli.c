@@ -558,12 +558,17 @@ static const struct argp report_argp = {
 	"peak RSS and peak charge spread (median and p90 marked), one lane per process with its "
 	"units over time, the group's memory over time (every change, so no spike is missed), the "
 	"per-unit table (click a column to sort) and, with --units, the projected SLURM request. "
-	"The page fetches nothing: copy it off the node and open it anywhere.\v"
+	"The page fetches nothing: copy it off the node and open it anywhere. The tasks of a SLURM "
+	"job array (a directory such as unitmeter-out/, or their files) make the array's page "
+	"instead: every task against its time and memory limits, the killed ones flagged, and the "
+	"request the next array should ask beside the one it ran under.\v"
 	"EXAMPLES:\n"
 	"  unitmeter report calib.json -o calib.html\n"
 	"  unitmeter report calib.json --units 5000 --tasks 50 -o calib.html\n"
 	"      with the request of a 5000-fit job array in 50 tasks\n"
 	"  unitmeter report out/task-*.units.jsonl\n"
+	"  unitmeter report unitmeter-out/ -o array.html\n"
+	"      a job array's tasks, each against its limits\n"
 	"      units streams alone: no timeline (it is in the run manifest)\n"
 	"  sudo unitmeter run --unit fit_unit -o calib.json --report calib.html -- ./fit_demo\n",
 	0, 0, 0,
