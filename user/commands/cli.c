@@ -442,7 +442,8 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		o->inputs[o->n_inputs++] = arg;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
+			   "them");
 		break;
 	case ARGP_KEY_END:
 		if (!p->units_total && o->command == UM_CMD_REPORT &&
@@ -530,7 +531,7 @@ static const struct argp summary_argp = {
 };
 
 static const struct argp project_argp = {
-	project_options, parse_project_opt, "FILE... --units N",
+	project_options, parse_project_opt, "FILE|DIR... --units N",
 	"Project the SLURM request of the full run from a calibration run (manifests or units "
 	"streams; several are merged). --time = fixed + warm-up + units / workers + tail: the "
 	"run's time before its first unit and after its last, once per task; each worker's first "
@@ -552,7 +553,7 @@ static const struct argp project_argp = {
 };
 
 static const struct argp report_argp = {
-	report_options, parse_project_opt, "FILE...",
+	report_options, parse_project_opt, "FILE|DIR...",
 	"Write one HTML page of run manifests and units streams (several are merged, as summary "
 	"does): each run (command, hardware, totals, warnings), how the units' wall, CPU, cores, "
 	"peak RSS and peak charge spread (median and p90 marked), one lane per process with its "
