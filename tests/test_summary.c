@@ -411,4 +411,10 @@ Test(summary, tasks_refuse_a_bad_file_naming_file_and_line)
 	cr_expect_eq(r.status, 2);
 	cr_expect_not_null(strstr(r.err, "truncated.units.jsonl:"), "%s", r.err);
 	um_result_free(&r);
+	args[2] = fixture("hw");
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "hw holds no run manifest (.json) or units stream"),
+			   "%s", r.err);
+	um_result_free(&r);
 }
