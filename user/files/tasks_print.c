@@ -83,9 +83,10 @@ static json_t *number_or_null(double x)
 	return x >= 0 ? json_real(x) : json_null();
 }
 
+/* bytes as an integer where one holds them (a file from elsewhere may say 1e300) */
 static json_t *bytes_or_null(double x)
 {
-	return x >= 0 ? json_integer((json_int_t)x) : json_null();
+	return x < 0 ? json_null() : x <= 9e18 ? json_integer((json_int_t)x) : json_real(x);
 }
 
 static json_t *integer_or_null(long long x)
