@@ -144,7 +144,10 @@ static void slurm_up(void)
 	snprintf(path, sizeof(path), "%s/plugstack.conf", top);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "required %s/bin/unitmeter_spank.so unitmeter=%s\n", top, um);
+	/* SPANK_READY_TIMEOUT: the tracer's start bound for an emulated guest (make vmtest-slurm) */
+	fprintf(f, "required %s/bin/unitmeter_spank.so unitmeter=%s%s%s\n", top, um,
+		getenv("SPANK_READY_TIMEOUT") ? " ready_timeout=" : "",
+		getenv("SPANK_READY_TIMEOUT") ? getenv("SPANK_READY_TIMEOUT") : "");
 	cr_assert_eq(fclose(f), 0);
 
 	setenv("SLURM_TEST_DIR", state_dir, 1);
@@ -618,6 +621,29 @@ static double or_minus_one(const json_t *v)
 	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
+/*
+ * Wait for BASE.json, the manifest a task's tracer writes last; when it does not come, say what
+ * the tracer logged (BASE.log) and what the job printed (its output file OUT).
+ */
+static void wait_for_manifest(const char *base, const char *out)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	time_t until = time(NULL) + MANIFEST_WAIT_S;
+	char path[300], *log, *job_out;
+	int status;
+
+	snprintf(path, sizeof(path), "%s.json", base);
+	while (access(path, F_OK)) {
+		if (time(NULL) >= until) {
+			log = sh_out(&status, "tail -c 3000 %s.log 2>&1", base);
+			job_out = sh_out(&status, "tail -c 2000 %s 2>&1", out);
+			cr_assert_fail("%s not written %d s after the job ended; the tracer's log:\n%s\n"
+				       "the job's output:\n%s", path, MANIFEST_WAIT_S, log, job_out);
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* The unit-th line of a units stream (index order), or NULL. */
 static json_t *unit_at(json_t *list, int index)
 {
@@ -651,8 +677,9 @@ static void check_limits_task(const char *out_dir, const char *states, const cha
 	field(line, "JobId", job, sizeof(job));
 	cr_expect_str_eq(state, want_state, "limits array task %d: %s", task, line);
 	snprintf(base, sizeof(base), "%s/limits-um/%s_%d.batch.0", out_dir, array_id, task);
+	snprintf(path, sizeof(path), "%s/limits-%s_%d.out", out_dir, array_id, task);
+	wait_for_manifest(base, path);
 	snprintf(path, sizeof(path), "%s.json", base);
-	wait_for_file(path);
 	manifest = json_load_file(path, 0, NULL);
 	cr_assert_not_null(manifest, "%s is not JSON", path);
 	run = jget(manifest, "run");

@@ -68,7 +68,8 @@ SCRIPT
 # address other than 127.0.0.1 is configured: one more on lo.
 slurm_setup() {
 	cat <<SCRIPT
-export SPANK_PLUGIN='$SPANK_PLUGIN' SLURM_TOOLS='$SLURM_TOOLS' SLURM_LIMITS_ONLY=1
+# under TCG a tracer loads its BPF programs in tens of seconds, not the plugin's default 15
+export SPANK_PLUGIN='$SPANK_PLUGIN' SLURM_TOOLS='$SLURM_TOOLS' SLURM_LIMITS_ONLY=1 SPANK_READY_TIMEOUT=150
 ip link set lo up && ip addr add 10.254.0.1/32 dev lo || exit 2
 SCRIPT
 }
