@@ -383,6 +383,20 @@ vmtest: vm-deps tracefs
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
 		tools/vm/vmtest.sh $(VMTEST_CELLS)
 
+# The SLURM cell: the SLURM suite's limits array (tests/test_slurm.c, h) on a one-node SLURM with
+# CgroupPlugin=cgroup/v2 inside a guest booted with cgroup v2 (slurmd refuses cgroup/v2 on this
+# machine's hybrid v1 layout): the step's cgroup, memory.max as the limit, the tracer's move out
+# of the job. VMTEST_SLURM_CELLS as VMTEST_CELLS; logs in /var/tmp/unitmeter-vm/results-slurm.
+VMTEST_SLURM_CELLS ?= 6.1.0-57-amd64:v2
+.PHONY: vmtest-slurm
+vmtest-slurm: vm-deps tracefs
+	$(MAKE) build-test
+	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
+		SPANK_PLUGIN=$(abspath $(SPANK)) SLURM_TOOLS=$(abspath tools/slurm) VMTEST_SLURM=1 \
+		VMTEST_FILTER='slurm/*' VMTEST_OUT=$${VMTEST_OUT:-/var/tmp/unitmeter-vm/results-slurm} \
+		tools/vm/vmtest.sh $(VMTEST_SLURM_CELLS)
+
 # Fuzzing the parsers of untrusted JSON (summary, project) with libFuzzer. `make fuzz` runs each
 # harness FUZZ_SECONDS and keeps what it finds new in fuzz/corpus/; `make test` replays the corpus.
 FUZZ_SECONDS ?= 180

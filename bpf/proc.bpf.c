@@ -170,6 +170,10 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	if (sig->live.counter != 0)
 		return 0;
 	proc->exit_code = (sig->flags & UM_SIGNAL_GROUP_EXIT) ? sig->group_exit_code : task->exit_code;
+	/* mark_oom_victim sets oom_mm (since 4.10) on the process it kills, in a memory cgroup at
+	 * its limit (SLURM's --mem) or for the whole machine; its SIGKILL alone would not say so */
+	if (sig->oom_mm)
+		proc->flags |= UM_PROC_OOM_VICTIM;
 	return 0;
 }
 
@@ -198,6 +202,8 @@ __noinline int proc_finish_locked(__u32 tgid, __u64 now)
 		rec->output_bytes = proc->output_bytes;
 		rec->exit_code = proc->exit_code;
 		rec->threads = proc->threads_seen;
+		rec->oom_victim = !!(proc->flags & UM_PROC_OOM_VICTIM);
+		rec->pad = 0;
 		bpf_ringbuf_submit(rec, 0);
 	}
 	bpf_map_delete_elem(&procs, &tgid);

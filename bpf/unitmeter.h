@@ -100,6 +100,9 @@ enum um_unit_status {
 enum um_proc_flags {
 	/* The root of `run` before its exec: its memory is unitmeter's own copy, not the command's. */
 	UM_PROC_AWAIT_EXEC = 1,
+	/* The OOM killer chose it (signal->oom_mm was set when it exited): a memory cgroup's limit
+	 * or the machine's memory ran out, not a signal someone sent. */
+	UM_PROC_OOM_VICTIM = 2,
 };
 
 struct um_proc_start {
@@ -141,8 +144,10 @@ struct um_proc_exit {
 	__u64 output_bytes;
 	__s32 exit_code; /* wait(2) status: exit status << 8, or the signal number */
 	__u32 threads;   /* threads the process ever had */
+	__u32 oom_victim; /* 1: the OOM killer ended it (UM_PROC_OOM_VICTIM) */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct um_proc_exit) == 56, "um_proc_exit layout");
+_Static_assert(sizeof(struct um_proc_exit) == 64, "um_proc_exit layout");
 
 struct um_unit_record {
 	__u32 type; /* UM_REC_UNIT */

@@ -50,14 +50,17 @@ SPANK_PLUGIN(unitmeter, 1);
 /* unitmeter attach takes one --unit per spec; a handful is plenty for one job */
 #define MAX_SPECS 16
 /* Attaching takes well under a second here; a tracer that needs more than this is stuck, and
- * the user's task must not wait on it much longer. */
-#define READY_TIMEOUT_MS 15000
+ * the user's task must not wait on it much longer. plugstack.conf's ready_timeout=SECONDS
+ * changes it for slower nodes (an emulated one loads BPF programs in tens of seconds). */
+#define READY_TIMEOUT_S 15
+#define READY_TIMEOUT_MAX_S 600
 /* The tracer's ready pipe, as the tracer sees it: the first fd after stdio. */
 #define TRACER_READY_FD 3
 
 static char *opt_specs; /* --unitmeter value, validated */
 static char *opt_out;   /* --unitmeter-out value */
 static char tracer_path[PATH_MAX] = DEFAULT_TRACER;
+static int ready_timeout_s = READY_TIMEOUT_S;
 
 /* ----------------------------------------------------------------------------- options */
 
@@ -130,7 +133,7 @@ static struct spank_option out_option = {
 	1, 0, on_unitmeter_out,
 };
 
-/* plugstack.conf arguments: unitmeter=ABSOLUTE_PATH. A bad one is reported and ignored rather
+/* plugstack.conf arguments: unitmeter=ABSOLUTE_PATH, ready_timeout=SECONDS. A bad one is reported and ignored rather
  * than failing init: with `required`, a failed init fails every job on the node, including
  * the ones that never asked for tracing. */
 static void parse_plugin_args(int ac, char **av)
@@ -144,9 +147,18 @@ static void parse_plugin_args(int ac, char **av)
 					    av[i], tracer_path);
 			else
 				snprintf(tracer_path, sizeof(tracer_path), "%s", path);
+		} else if (!strncmp(av[i], "ready_timeout=", 14)) {
+			char *end;
+			long s = strtol(av[i] + 14, &end, 10);
+
+			if (end == av[i] + 14 || *end || s < 1 || s > READY_TIMEOUT_MAX_S)
+				slurm_error("unitmeter: plugstack.conf: '%s' must be 1 to %d seconds; "
+					    "using %d", av[i], READY_TIMEOUT_MAX_S, ready_timeout_s);
+			else
+				ready_timeout_s = (int)s;
 		} else {
-			slurm_error("unitmeter: plugstack.conf: unknown argument '%s' (known: unitmeter=PATH)",
-				    av[i]);
+			slurm_error("unitmeter: plugstack.conf: unknown argument '%s' (known: "
+				    "unitmeter=PATH, ready_timeout=SECONDS)", av[i]);
 		}
 	}
 }
@@ -519,7 +531,7 @@ static bool wait_ready(int fd, char *buf, size_t size, bool *timed_out)
 	*timed_out = false;
 	buf[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += READY_TIMEOUT_MS / 1000;
+	until.tv_sec += ready_timeout_s;
 	for (;;) {
 		long left_ms;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -701,7 +713,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 			/* it lives in its own session: stop it and anything it started */
 			kill(-tracer, SIGKILL);
 			snprintf(why, sizeof(why), "%s not ready after %d s", tracer_path,
-				 READY_TIMEOUT_MS / 1000);
+				 ready_timeout_s);
 		} else {
 			last_log_line(log_fd, why, sizeof(why));
 		}

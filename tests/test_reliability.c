@@ -209,6 +209,9 @@ Test(reliability, oom_kill_inside_a_unit_is_incomplete, .fini = cgroup_remove)
 	proc = proc_record(r.manifest, pid);
 	cr_expect_str_eq(str(proc, "status"), "exited");
 	cr_expect_eq(jnum(proc, "exit_signal"), SIGKILL);
+	/* the kernel's OOM killer sent that SIGKILL, and the manifest says so */
+	cr_expect(json_is_true(jget(proc, "oom_killed")), "the OOM victim is not marked");
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "oom_kills"), 1);
 	cr_expect_eq(jnum(proc, "units"), 2);
 	cr_expect(within(jnum(proc, "peak_rss_bytes"), peak, 0, 0), "process peak %.0f, unit peak %.0f",
 		  jnum(proc, "peak_rss_bytes"), peak);

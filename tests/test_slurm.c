@@ -4,8 +4,10 @@
  * run of the demo, its projected #SBATCH request, a job array submitted by an unprivileged user
  * with --unitmeter, traced in every task; a job whose --mem is too small; a job whose tracer
  * cannot start; a Python job; a Python pool of two workers, calibrated, projected and run as an
- * array. Truths from outside the tool: SLURM's own job states and times, the owner and size of
- * the files the demo wrote, the pids the pool's fits reported, and the calibration runs.
+ * array; an array whose tasks end three ways under one --time and --mem: completed, killed for
+ * time, killed for memory. Truths from outside the tool: SLURM's own job states and times, the
+ * owner and size of the files the demo wrote, the pids the pool's fits reported, the calibration
+ * runs, the memory limit read from the job's cgroup while it ran, and the workloads' own sizes.
  *
  * One test, because one node can run one cluster: slurmd's cgroups and ports are per node, and
  * the suite's .init runs in each test's own process (Criterion runs two at once under --jobs 2),
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +45,26 @@
 #define POOL_TASK_UNITS 24
 #define POOL_TASKS 3
 /* The tracer writes the manifest, its last output, once the task's process has exited: just
- * after SLURM sees the task end */
-#define MANIFEST_WAIT_S 10
+ * after SLURM sees the task end (seconds later in an emulated guest, make vmtest-slurm) */
+#define MANIFEST_WAIT_S 30
+/*
+ * h. The limits array: LIMITS_TASKS tasks under --time=1 (SLURM's least, a minute) and
+ * --mem=LIMITS_MEM_MIB, each running `units --mode spikes` fits of UNIT_MIB; task TIME_TASK's
+ * last fit sleeps past the limit, task OOM_TASK's last fit touches OOM_MIB.
+ */
+#define LIMITS_TASKS 4
+#define LIMITS_MEM_MIB 64
+#define LIMITS_TIME "1:00"
+#define TIME_TASK 1
+#define OOM_TASK 2
+#define UNIT_MIB 8
+#define OOM_MIB 200
+/*
+ * slurmctld checks time limits every 30 s (PERIODIC_TIMEOUT, fixed in its source), so a
+ * 1-minute task gets SIGTERM 60 to 90 s after it starts, SIGKILL KillWait (5 s) later; in an
+ * emulated guest each task's tracer also takes half a minute to load
+ */
+#define LIMITS_WAIT_S 240
 
 static char top[64];       /* private temp dir of the whole test */
 static char state_dir[96]; /* SLURM_TEST_DIR */
@@ -123,7 +144,10 @@ static void slurm_up(void)
 	snprintf(path, sizeof(path), "%s/plugstack.conf", top);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "required %s/bin/unitmeter_spank.so unitmeter=%s\n", top, um);
+	/* SPANK_READY_TIMEOUT: the tracer's start bound for an emulated guest (make vmtest-slurm) */
+	fprintf(f, "required %s/bin/unitmeter_spank.so unitmeter=%s%s%s\n", top, um,
+		getenv("SPANK_READY_TIMEOUT") ? " ready_timeout=" : "",
+		getenv("SPANK_READY_TIMEOUT") ? getenv("SPANK_READY_TIMEOUT") : "");
 	cr_assert_eq(fclose(f), 0);
 
 	setenv("SLURM_TEST_DIR", state_dir, 1);
@@ -149,7 +173,9 @@ static void slurm_down(void)
 	top[0] = '\0';
 }
 
-TestSuite(slurm, .init = slurm_up, .fini = slurm_down, .timeout = 115);
+/* h's time-killed task alone takes 60 to 95 s, the others running beside it; an emulated
+ * guest (make vmtest-slurm) adds its tracers' slow start */
+TestSuite(slurm, .init = slurm_up, .fini = slurm_down, .timeout = 400);
 
 /* ------------------------------------------------------------------------------- helpers */
 
@@ -205,10 +231,10 @@ static bool job_finished(const char *state)
  * Poll `scontrol show job -o ID` every 0.2 s (sbatch --wait backs off to 32 s between its polls)
  * until every line (one per array task) is in a final state; the last output.
  */
-static char *wait_job(const char *id, int expect_lines)
+static char *wait_job_for(const char *id, int expect_lines, int wait_s)
 {
 	struct timespec pause = { 0, 200 * 1000 * 1000 };
-	time_t until = time(NULL) + JOB_WAIT_S;
+	time_t until = time(NULL) + wait_s;
 	char *out = NULL;
 
 	for (;;) {
@@ -229,9 +255,14 @@ static char *wait_job(const char *id, int expect_lines)
 		}
 		if (status == 0 && lines == expect_lines && done)
 			return out;
-		cr_assert(time(NULL) < until, "job %s not finished after %d s:\n%s", id, JOB_WAIT_S, out);
+		cr_assert(time(NULL) < until, "job %s not finished after %d s:\n%s", id, wait_s, out);
 		nanosleep(&pause, NULL);
 	}
+}
+
+static char *wait_job(const char *id, int expect_lines)
+{
+	return wait_job_for(id, expect_lines, JOB_WAIT_S);
 }
 
 /* Every line of a units stream, each checked to be one complete JSON object. */
@@ -512,24 +543,282 @@ static void check_task_limits(const json_t *manifest, const char *line, int task
 		    jnum(limits, "cpus"), json_string_value(jget(limits, "node")));
 }
 
+/*
+ * h. The limits array: one script, each task's fits chosen by its index. Task TIME_TASK runs two
+ * fits, then execs a third that sleeps past --time (SLURM's SIGTERM then ends the traced root
+ * itself); task OOM_TASK's third fit touches more than --mem (the memory cgroup's OOM killer
+ * ends it, and the batch shell returns 128 + SIGKILL); the others run three fits and exit 0.
+ */
+static void submit_limits_array(const char *out_dir, char *id, size_t size)
+{
+	cr_assert_eq(sh("cp %s %s/bin/units && chmod 755 %s/bin/units", workload("units"), top, top),
+		     0);
+	submit_job("limits.sh", out_dir, id, size,
+		   "#!/bin/bash\n#SBATCH --job-name=um-limits\n#SBATCH --array=0-%d\n"
+		   "#SBATCH --time=%s\n#SBATCH --mem=%dM\n#SBATCH --cpus-per-task=1\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/limits-%%A_%%a.out\n"
+		   "#SBATCH --unitmeter=%s/bin/units:fit_unit\n#SBATCH --unitmeter-out=%s/limits-um\n"
+		   "u=%s/bin/units\ncase $SLURM_ARRAY_TASK_ID in\n"
+		   "%d) $u --mode spikes --sizes %d,%d && exec $u --mode spikes --sizes %d "
+		   "--hold-ms 600000 ;;\n"
+		   "%d) $u --mode spikes --sizes %d,%d,%d ;;\n"
+		   "*) $u --mode spikes --sizes %d,%d,%d ;;\nesac\n",
+		   LIMITS_TASKS - 1, LIMITS_TIME, LIMITS_MEM_MIB, out_dir, out_dir, top, out_dir, top,
+		   TIME_TASK, UNIT_MIB, UNIT_MIB, UNIT_MIB, OOM_TASK, UNIT_MIB, UNIT_MIB, OOM_MIB,
+		   UNIT_MIB, UNIT_MIB, UNIT_MIB);
+}
+
+/*
+ * h. The memory limit the kernel enforces on the job of the limits array's task TIME_TASK, read
+ * from its job cgroup while it runs (it sleeps there for a minute): memory.limit_in_bytes under
+ * cgroup v1's memory hierarchy, memory.max under v2. task/cgroup sets the same on every task of
+ * the array, as each asked the same --mem.
+ */
+static double enforced_memory_limit(const char *array_id)
+{
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	time_t until = time(NULL) + JOB_WAIT_S;
+	char job[32] = "", state[64];
+	char *out, *end;
+	double limit;
+	int status;
+
+	for (;;) {
+		out = sh_out(&status, "scontrol show job -o %s_%d 2>&1", array_id, TIME_TASK);
+		if (status == 0 && !strncmp(out, "JobId=", 6)) {
+			field(out, "JobState", state, sizeof(state));
+			if (!strcmp(state, "RUNNING"))
+				field(out, "JobId", job, sizeof(job));
+		}
+		free(out);
+		cr_assert(time(NULL) < until, "the limits array's task %d did not start", TIME_TASK);
+		if (job[0])
+			break;
+		nanosleep(&pause, NULL);
+	}
+	/* the job's cgroup appears as its step starts */
+	for (;;) {
+		out = sh_out(&status, "if [ \"$(stat -fc %%T /sys/fs/cgroup)\" = cgroup2fs ]; then "
+			     "r=/sys/fs/cgroup f=memory.max; else r=/sys/fs/cgroup/memory "
+			     "f=memory.limit_in_bytes; fi; d=$(find $r -maxdepth 8 -type d "
+			     "-name job_%s 2>/dev/null | head -1); [ -n \"$d\" ] && cat $d/$f", job);
+		if (status == 0)
+			break;
+		free(out);
+		cr_assert(time(NULL) < until, "no cgroup job_%s (task %d of the array %s)", job,
+			  TIME_TASK, array_id);
+		nanosleep(&pause, NULL);
+	}
+	limit = strtod(out, &end);
+	cr_assert(end != out, "job_%s's memory limit is not a number: %s", job, out);
+	free(out);
+	return limit;
+}
+
+/* A number for a log line: -1 for null. */
+static double or_minus_one(const json_t *v)
+{
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/*
+ * Wait for BASE.json, the manifest a task's tracer writes last; when it does not come, say what
+ * the tracer logged (BASE.log) and what the job printed (its output file OUT).
+ */
+static void wait_for_manifest(const char *base, const char *out)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	time_t until = time(NULL) + MANIFEST_WAIT_S;
+	char path[300], *log, *job_out;
+	int status;
+
+	snprintf(path, sizeof(path), "%s.json", base);
+	while (access(path, F_OK)) {
+		if (time(NULL) >= until) {
+			log = sh_out(&status, "tail -c 3000 %s.log 2>&1", base);
+			job_out = sh_out(&status, "tail -c 2000 %s 2>&1", out);
+			cr_assert_fail("%s not written %d s after the job ended; the tracer's log:\n%s\n"
+				       "the job's output:\n%s", path, MANIFEST_WAIT_S, log, job_out);
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* The unit-th line of a units stream (index order), or NULL. */
+static json_t *unit_at(json_t *list, int index)
+{
+	json_t *u;
+	size_t i;
+
+	json_array_foreach(list, i, u)
+		if (jnum(u, "index") == index)
+			return u;
+	return NULL;
+}
+
+/*
+ * h. One task of the limits array, read back: SLURM's state says how it ended; its manifest
+ * carries its limits, says the same end (its exit, and the memory cgroup's OOM kills), and holds
+ * every unit its stream holds, none lost; the fits before the kill complete, each its UNIT_MIB.
+ */
+static void check_limits_task(const char *out_dir, const char *states, const char *array_id,
+			      int task, double enforced)
+{
+	const char *line = array_task_line(states, task);
+	char state[64], job[32], base[256], path[300];
+	json_t *manifest, *list, *run, *u;
+	int complete = 0, incomplete = 0;
+	double charge;
+	const char *want_state = task == TIME_TASK ? "TIMEOUT" :
+				 task == OOM_TASK ? "OUT_OF_MEMORY" : "COMPLETED";
+	size_t i;
+
+	field(line, "JobState", state, sizeof(state));
+	field(line, "JobId", job, sizeof(job));
+	cr_expect_str_eq(state, want_state, "limits array task %d: %s", task, line);
+	snprintf(base, sizeof(base), "%s/limits-um/%s_%d.batch.0", out_dir, array_id, task);
+	snprintf(path, sizeof(path), "%s/limits-%s_%d.out", out_dir, array_id, task);
+	wait_for_manifest(base, path);
+	snprintf(path, sizeof(path), "%s.json", base);
+	manifest = json_load_file(path, 0, NULL);
+	cr_assert_not_null(manifest, "%s is not JSON", path);
+	run = jget(manifest, "run");
+	check_task_limits(manifest, line, task, LIMITS_TIME, LIMITS_MEM_MIB * MIB_F);
+	cr_expect_eq(jnum(jget(run, "limits"), "memory_limit_bytes"), enforced,
+		     "task %d: the manifest's limit %.0f, the job cgroup's %.0f", task,
+		     jnum(jget(run, "limits"), "memory_limit_bytes"), enforced);
+	cr_expect_eq(jnum(jget(run, "limits"), "cpus"), 1, "task %d", task);
+	cr_expect_eq(jnum(run, "lost_events"), 0, "task %d", task);
+	/* the charge, read from the task's memory cgroup: at least a fit's pages, at most the limit
+	 * the kernel holds it to; the OOM-killed task reached the limit, and its victim, once
+	 * chosen, may charge past it while it exits (try_charge lets a dying task force a charge) */
+	charge = jnum(run, "peak_charge_bytes");
+	if (task == OOM_TASK)
+		cr_expect(within(charge, enforced, 0, 2 * MIB_F), "task %d: charge %.3f MiB at the OOM "
+			  "kill, limit %.3f MiB", task, charge / MIB_F, enforced / MIB_F);
+	else
+		cr_expect(charge >= UNIT_MIB * MIB_F && charge <= enforced, "task %d: charge %.3f MiB, "
+			  "limit %.3f MiB", task, charge / MIB_F, enforced / MIB_F);
+
+	snprintf(path, sizeof(path), "%s.units.jsonl", base);
+	list = read_jsonl(path);
+	cr_expect_eq(json_array_size(list), json_array_size(jget(manifest, "units")),
+		     "task %d: %zu units in the stream, %zu in the manifest", task,
+		     json_array_size(list), json_array_size(jget(manifest, "units")));
+	json_array_foreach(list, i, u) {
+		const char *st = json_string_value(jget(u, "status"));
+
+		if (!strcmp(st, "complete")) {
+			complete++;
+			cr_expect(within(jnum(u, "peak_rss_delta_bytes"), UNIT_MIB * MIB_F, 0.02, MIB_F),
+				  "task %d unit %zu: delta %.0f, touched %d MiB", task, i,
+				  jnum(u, "peak_rss_delta_bytes"), UNIT_MIB);
+		} else {
+			incomplete++;
+			cr_expect_str_eq(st, "incomplete", "task %d unit %zu", task, i);
+		}
+	}
+	/* the kills end the third fit: two complete before it, it incomplete */
+	cr_expect_eq(complete, task == TIME_TASK || task == OOM_TASK ? 2 : 3, "task %d", task);
+	cr_expect_eq(incomplete, task == TIME_TASK || task == OOM_TASK ? 1 : 0, "task %d", task);
+
+	/* how it ended, as the manifest says it */
+	if (task == TIME_TASK) {
+		/* the traced root is the exec'd fit itself: SLURM's SIGTERM, or KillWait's SIGKILL */
+		cr_expect(json_is_null(jget(run, "exit_status")), "task %d", task);
+		cr_expect(jnum(run, "exit_signal") == SIGTERM || jnum(run, "exit_signal") == SIGKILL,
+			  "task %d: exit signal %.0f", task, jnum(run, "exit_signal"));
+		cr_expect_eq(jnum(run, "oom_kills"), 0, "task %d", task);
+	} else if (task == OOM_TASK) {
+		/* the fit that overran --mem died of the OOM killer's SIGKILL, the shell after it */
+		json_t *victim;
+
+		u = unit_at(list, 2);
+		cr_assert_not_null(u, "task %d: no third unit", task);
+		victim = proc_record(manifest, (long)jnum(u, "pid"));
+		cr_expect_eq(jnum(victim, "exit_signal"), SIGKILL);
+		cr_expect(json_is_true(jget(victim, "oom_killed")), "task %d: the fit that overran "
+			  "--mem is not marked as the OOM killer's", task);
+		cr_expect_eq(jnum(run, "exit_status"), 128 + SIGKILL, "task %d", task);
+		cr_expect_eq(jnum(run, "oom_kills"), 1, "task %d", task);
+	} else {
+		cr_expect_eq(jnum(run, "exit_status"), 0, "task %d", task);
+		cr_expect_eq(jnum(run, "oom_kills"), 0, "task %d", task);
+	}
+	cr_log_info("limits array task %d (job %s): %s, %d units complete, %d incomplete, exit "
+		    "status %.0f signal %.0f (-1: null), %.0f OOM kills, charge %.1f MiB", task, job,
+		    state, complete, incomplete, or_minus_one(jget(run, "exit_status")),
+		    or_minus_one(jget(run, "exit_signal")), or_minus_one(jget(run, "oom_kills")),
+		    charge / MIB_F);
+	json_decref(list);
+	json_decref(manifest);
+}
+
+/*
+ * h. Where later checks read the limits array back as a user would (`unitmeter summary --tasks
+ * DIR`, `unitmeter report DIR`): the array's directory of manifests and streams, and a copy of it
+ * in $UNITMETER_SLURM_ARRAY_DIR when that is set, since the test's own directory goes at its end.
+ */
+static void keep_limits_array(const char *dir)
+{
+	const char *keep = getenv("UNITMETER_SLURM_ARRAY_DIR");
+
+	if (!keep || !*keep)
+		return;
+	cr_expect_eq(sh("mkdir -p '%s' && cp -a %s/. '%s/'", keep, dir, keep), 0,
+		     "cannot copy %s to UNITMETER_SLURM_ARRAY_DIR=%s", dir, keep);
+	cr_log_info("the limits array's manifests and streams: %s", keep);
+}
+
+/*
+ * h. Once every task of the limits array has ended (the time-killed one a minute or more after
+ * it started), each is checked against SLURM and the kernel; the array's files are kept for
+ * later checks.
+ */
+static void finish_limits_array(const char *out_dir, const char *id, double enforced)
+{
+	char dir[200], *states = wait_job_for(id, LIMITS_TASKS, LIMITS_WAIT_S);
+
+	for (int task = 0; task < LIMITS_TASKS; task++)
+		check_limits_task(out_dir, states, id, task, enforced);
+	snprintf(dir, sizeof(dir), "%s/limits-um", out_dir);
+	keep_limits_array(dir);
+	free(states);
+}
+
 /* ---------------------------------------------------------------------------------- test */
 
-Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
+Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_limits_array)
 {
 	const struct passwd *pw = getpwnam("nobody");
 	char calib_dir[160], calib[200], out_dir[160], path[512], id[32], small_id[32];
 	char *header, *states, *small, *untraced, *summary_out, untraced_id[32], py_id[32], *py;
 	char *pool_header, *pool_states, pool_id[32], pool_time_req[32];
+	char limits_id[32];
 	const char *py_units = env_dir("PY_UNITS", "tools/workloads/python/py_units.py");
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
-	double mem_limit, pool_mem_limit, pool_projected_s = 0;
+	double mem_limit, pool_mem_limit, pool_projected_s = 0, limits_enforced;
 	char time_req[32];
 	int status;
 	size_t i;
 
 	cr_assert_not_null(pw, "no user 'nobody' to submit as");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	/* the jobs' working directory, the unprivileged user's */
+	snprintf(out_dir, sizeof(out_dir), "%s/work", top);
+	cr_assert_eq(sh("mkdir %s && chown %u:%u %s", out_dir, (unsigned)pw->pw_uid,
+			(unsigned)pw->pw_gid, out_dir), 0);
+	/* h. first, as its time-killed task runs a minute or more, while the rest goes on beside
+	 * it (its fits sleep or last milliseconds: the calibrations keep their CPUs) */
+	submit_limits_array(out_dir, limits_id, sizeof(limits_id));
+	/* the kernel matrix's SLURM cell (make vmtest-slurm): h alone, the cgroup layout's test;
+	 * a-g calibrate CPU figures that an emulated guest's shared vCPUs cannot hold */
+	if (getenv("SLURM_LIMITS_ONLY")) {
+		finish_limits_array(out_dir, limits_id, enforced_memory_limit(limits_id));
+		return;
+	}
 
 	/* a. calibration: one run of the demo (8 fits), and the request projected from it */
 	snprintf(calib_dir, sizeof(calib_dir), "%s/calib", top);
@@ -566,10 +855,8 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 	/* b. the job array, submitted by an unprivileged user: the demo in a dir only root writes,
 	 * outputs in a dir of the user's; --unitmeter in the script, its outputs in the default
 	 * place (unitmeter-out in the job's working directory) */
-	snprintf(out_dir, sizeof(out_dir), "%s/work", top);
-	cr_assert_eq(sh("cp %s %s/bin/fit_demo && chmod 755 %s/bin/fit_demo && mkdir %s && "
-			"chown %u:%u %s", env_dir("DEMO", ".output/demo/fit_demo"), top, top,
-			out_dir, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, out_dir), 0);
+	cr_assert_eq(sh("cp %s %s/bin/fit_demo && chmod 755 %s/bin/fit_demo",
+			env_dir("DEMO", ".output/demo/fit_demo"), top, top), 0);
 	/* the projection (#!/bin/bash, then #SBATCH lines and comments), then ours; the demo runs
 	 * as a child of the batch shell, which execs it: --lookup-at-exec's case */
 	submit_job("array.sh", out_dir, id, sizeof(id),
@@ -612,6 +899,11 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 		   "/usr/bin/python3.11 %s/bin/py_units.py --mode pool --start executor "
 		   "--units %d\n",
 		   pool_header, out_dir, out_dir, out_dir, top, POOL_TASK_UNITS);
+
+	/* h. (while its time-killed task sleeps) the memory limit its job's cgroup holds */
+	limits_enforced = enforced_memory_limit(limits_id);
+	cr_log_info("limits array: job cgroup's memory limit %.1f MiB, --mem %d MiB",
+		    limits_enforced / MIB_F, LIMITS_MEM_MIB);
 
 	/* c. every array task completed within its own limits, as SLURM saw it */
 	states = wait_job(id, TASKS);
@@ -804,7 +1096,8 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 
 	/* g. every task of the pool completed within the projected --time, --mem and cores, and
 	 * its stream holds its units */
-	pool_states = wait_job(pool_id, POOL_TASKS);
+	/* its tasks want both cores: they start once h's time-killed task has left one */
+	pool_states = wait_job_for(pool_id, POOL_TASKS, LIMITS_WAIT_S);
 	{
 		char *l = pool_states;
 
@@ -832,6 +1125,9 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_and_a_tracer_that_fails)
 	}
 	for (int task = 0; task < POOL_TASKS; task++)
 		check_pool_task(out_dir, pool_id, task, pool_mem_limit);
+
+	/* h. the limits array: two tasks completed, one killed for time, one for memory */
+	finish_limits_array(out_dir, limits_id, limits_enforced);
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_log_info("calibration, jobs and checks took %.1f s",

@@ -287,6 +287,10 @@ static void expect_last_incomplete(const char *how, int expected_status, int nun
 				 i == nunits - 1 ? "incomplete" : "complete", "unit %d", i);
 	/* the stream has the same units, the incomplete one included */
 	cr_expect_eq(json_array_size(r.units), (size_t)nunits);
+	/* an exit or a SIGKILL it sent itself: no OOM kill, though SIGKILL is the OOM killer's */
+	cr_expect_eq(jnum(jget(r.manifest, "run"), "oom_kills"), 0, "%s", how);
+	cr_expect(json_is_false(jget(proc_record(r.manifest, (long)jnum(json_array_get(units, 0),
+									 "pid")), "oom_killed")), "%s", how);
 	um_result_free(&r);
 }
 

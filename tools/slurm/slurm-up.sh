@@ -76,15 +76,21 @@ start_munge() {
 		mkdir -p /etc/munge
 		mungekey --create --keyfile=/etc/munge/munge.key
 	fi
-	mkdir -p /run/munge /var/log/munge /var/lib/munge
-	chown munge:munge /etc/munge /etc/munge/munge.key /run/munge /var/log/munge /var/lib/munge
-	chmod 700 /etc/munge
-	chmod 600 /etc/munge/munge.key
+	# the key as munged demands it, changed only where it is not: the kernel matrix's guests
+	# (tools/vm/) see this machine's root read-only, with /run a tmpfs of their own
+	[ "$(stat -c %U:%a /etc/munge)" = munge:700 ] || { chown munge:munge /etc/munge; chmod 700 /etc/munge; }
+	[ "$(stat -c %U:%a /etc/munge/munge.key)" = munge:600 ] ||
+		{ chown munge:munge /etc/munge/munge.key; chmod 600 /etc/munge/munge.key; }
+	mkdir -p /run/munge "$D"/munge
+	chown munge:munge /run/munge "$D"/munge
 	chmod 755 /run/munge
+	chmod 700 "$D"/munge
 	rm -f /run/munge/munged.pid
-	# munged refuses to run as root; run it as its own user, as its unit file does. It
-	# daemonises, so its pid comes from its pid file, which we copy to run/ as proof it is ours.
-	timeout 20 runuser -u munge -- /usr/sbin/munged --force || die "munged did not start (see /var/log/munge/munged.log)"
+	# munged refuses to run as root; run it as its own user, as its unit file does. Its log and
+	# seed go under $D, not /var (read-only in a guest). It daemonises, so its pid comes from its
+	# pid file, which we copy to run/ as proof it is ours.
+	timeout 20 runuser -u munge -- /usr/sbin/munged --force --log-file="$D/munge/munged.log" \
+		--seed-file="$D/munge/munged.seed" || die "munged did not start (see $D/munge/munged.log)"
 	for _ in $(seq 1 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
 	cp /run/munge/munged.pid "$D/run/munged.pid"
 	timeout 5 munge -n | timeout 5 unmunge >/dev/null || die "munge credential round-trip failed after starting munged"
@@ -106,13 +112,28 @@ write_conf() { # cgroup: yes|no
 	local pstack track tmpmb
 	pstack=${SLURM_TEST_PLUGSTACK:-$D/etc/plugstack.conf}
 	[ -n "${SLURM_TEST_PLUGSTACK:-}" ] || [ -e "$D/etc/plugstack.conf" ] || : > "$D/etc/plugstack.conf"
-	tmpmb=$(df -Pm "$D/tmp" | awk 'NR==2{print $4}')
+	# free MiB rounded down: slurmd registers the size rounded down, and drains the node (Low
+	# TmpDisk) when it is below this; df -m rounds up, a MiB over on an empty tmpfs
+	tmpmb=$(df -Pk "$D/tmp" | awk 'NR==2{print int($4/1024)}')
 	if [ "$1" = yes ]; then
 		# slurmd 22.05 exits with "Hybrid mode is not supported" under cgroup/v2 when
 		# /sys/fs/cgroup is a tmpfs of v1 hierarchies plus a v2 one; use v1 unless it is pure v2.
-		local plugin=cgroup/v1
+		local plugin=cgroup/v1 nosystemd=
 		[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && plugin=cgroup/v2
+		# cgroup/v2 asks systemd over dbus for slurmstepd's scope; with no systemd running
+		# (a container, the kernel matrix's guests) slurmd makes the cgroups itself, the
+		# scope in systemd's system.slice, which it expects to exist with the controllers
+		# task/cgroup uses delegated down to it, as systemd leaves them
+		if [ "$plugin" = cgroup/v2 ] && [ ! -d /run/systemd/system ]; then
+			nosystemd=IgnoreSystemd=yes
+			mkdir -p /sys/fs/cgroup/system.slice
+			for c in cpuset cpu memory pids; do
+				echo "+$c" > /sys/fs/cgroup/cgroup.subtree_control
+				echo "+$c" > /sys/fs/cgroup/system.slice/cgroup.subtree_control
+			done
+		fi
 		cat > "$D/etc/cgroup.conf" <<-EOF
+		$nosystemd
 		CgroupPlugin=$plugin
 		CgroupMountpoint=/sys/fs/cgroup
 		ConstrainCores=yes
@@ -248,6 +269,13 @@ note_cgroups() {
 			if [ ! -d "$h/$n" ]; then echo "$h/$n"; fi
 		done
 	done > "$D/run/cgroups-made"
+	# cgroup/v2 without systemd (write_conf): the slice slurm-up.sh makes, or the scope slurmd
+	# makes in one that was there
+	if [ ! -d /run/systemd/system ] && [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+		h=/sys/fs/cgroup/system.slice
+		[ -d "$h" ] || echo "$h"
+		[ -d "$h/${NODE}_slurmstepd.scope" ] || echo "$h/${NODE}_slurmstepd.scope"
+	fi >> "$D/run/cgroups-made"
 }
 
 # ------------------------------------------------------------------------------------- main

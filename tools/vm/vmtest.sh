@@ -7,6 +7,9 @@
 # Environment: the test suite's (UNITMETER, WORKLOADS, DEMO, FIXTURES, TEST_BIN) as `make vmtest`
 # sets it; VMTEST_FILTER (Criterion's --filter), VMTEST_JOBS (cells at once; each guest is one
 # host thread), VMTEST_OUT (logs; default /var/tmp/unitmeter-vm/results).
+# VMTEST_SLURM=1 (`make vmtest-slurm`): each cell runs the SLURM suite's limits array on a
+# one-node SLURM of its own (SPANK_PLUGIN, SLURM_TOOLS), the guest set up as systemd would leave
+# a node: loopback up, and under cgroup v2 the controllers SLURM's cgroup/v2 needs delegated.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +38,13 @@ trap 'rm -rf "$snap"' EXIT
 chmod 755 "$snap" # some tests run unitmeter as nobody
 (cd "$top" && cp -a --parents .output/unitmeter .output/libunitmeter_marker.so .output/workloads \
 	.output/demo .output/tests/unitmeter_tests python tests/fixtures tools/workloads "$snap/") || exit 1
-for var in UNITMETER WORKLOADS DEMO FIXTURES TEST_BIN; do
+slurm=${VMTEST_SLURM:-0}
+if [ "$slurm" = 1 ]; then
+	: "${SPANK_PLUGIN:?SPANK_PLUGIN must be set: run make vmtest-slurm}"
+	: "${SLURM_TOOLS:?SLURM_TOOLS must be set: run make vmtest-slurm}"
+	(cd "$top" && cp -a --parents .output/unitmeter_spank.so tools/slurm "$snap/") || exit 1
+fi
+for var in UNITMETER WORKLOADS DEMO FIXTURES TEST_BIN SPANK_PLUGIN SLURM_TOOLS; do
 	value=${!var:-}
 	case $value in "$top"/*) printf -v "$var" '%s' "$snap/${value#"$top"/}" ;; esac
 done
@@ -48,8 +57,20 @@ uname -r
 export UNITMETER='$UNITMETER' WORKLOADS='$WORKLOADS' DEMO='$DEMO' FIXTURES='$FIXTURES'
 ${UNITMETER_BUILD:+export UNITMETER_BUILD='$UNITMETER_BUILD'}
 '$UNITMETER' check || exit 2
+$([ "$slurm" = 1 ] && slurm_setup)
 # one job: the guest's two vCPUs are one host thread, and the CPU tests want a CPU each
 '$TEST_BIN' --jobs 1 --verbose --filter '$filter'
+SCRIPT
+}
+
+# The SLURM cell's guest (no network card): slurmctld and slurmd talk over loopback, and SLURM
+# resolves its listening addresses with AI_ADDRCONFIG, which glibc answers only when some IPv4
+# address other than 127.0.0.1 is configured: one more on lo.
+slurm_setup() {
+	cat <<SCRIPT
+# under TCG a tracer loads its BPF programs in tens of seconds, not the plugin's default 15
+export SPANK_PLUGIN='$SPANK_PLUGIN' SLURM_TOOLS='$SLURM_TOOLS' SLURM_LIMITS_ONLY=1 SPANK_READY_TIMEOUT=150
+ip link set lo up && ip addr add 10.254.0.1/32 dev lo || exit 2
 SCRIPT
 }
 

@@ -72,6 +72,7 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
 		json_object_set_new(o, "end_ns", json_null());
 		set_exit_fields(o, waited, r->wait_status);
+		json_object_set_new(o, "oom_killed", json_null());
 		return o;
 	}
 	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
@@ -79,6 +80,7 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 				p->end_ns - r->t0_ns : 0)) : json_null());
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
 	set_exit_fields(o, p->finished, p->exit_code);
+	json_object_set_new(o, "oom_killed", p->finished ? json_boolean(p->oom_killed) : json_null());
 	return o;
 }
 
@@ -147,6 +149,25 @@ static json_t *started_at(const struct run_record *r)
 	return json_string(text);
 }
 
+/*
+ * The traced processes the OOM killer ended: how a task SLURM killed for --mem is told from one
+ * killed by a signal (both die of SIGKILL, and the batch shell may go on to exit 0). Null when
+ * a process's exit record was lost, since it may have been one.
+ */
+static json_t *oom_kills(const struct run_record *r)
+{
+	json_int_t n = 0;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct proc_row *p = &r->procs[i];
+
+		if (!p->finished && !p->alive_at_end)
+			return json_null();
+		n += p->finished && p->oom_killed;
+	}
+	return json_integer(n);
+}
+
 static json_t *run_json(const struct run_record *r)
 {
 	const struct tracer_counters *c = &r->trace.counters;
@@ -181,7 +202,12 @@ static json_t *run_json(const struct run_record *r)
 			"lost_events", (json_int_t)c->lost_records,
 			"map_full_events", (json_int_t)c->map_full,
 			"scope_overflows", (json_int_t)c->scope_overflows);
-	set_exit_fields(run, r->have_exit, r->wait_status);
+	/* attach reaps nothing: the target's end as the kernel recorded it, when it was seen */
+	if (r->have_exit)
+		set_exit_fields(run, true, r->wait_status);
+	else
+		set_exit_fields(run, root && root->finished, root ? root->exit_code : 0);
+	json_object_set_new(run, "oom_kills", oom_kills(r));
 	json_object_set_new(run, "thread_collisions",
 			    json_integer((json_int_t)c->thread_collisions));
 	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));

@@ -179,6 +179,7 @@ int run_record__on_record(void *ctx, void *data, size_t size)
 			row->output_bytes = x->output_bytes;
 			row->exit_code = x->exit_code;
 			row->threads = x->threads;
+			row->oom_killed = x->oom_victim;
 		}
 		break;
 	}

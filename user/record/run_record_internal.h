@@ -24,6 +24,7 @@ struct proc_row {
 	char comm[UM_COMM_LEN];
 	uint64_t start_ns, end_ns;
 	bool finished, is_root, alive_at_end;
+	bool oom_killed; /* finished: the OOM killer ended it */
 	uint64_t cpu_ns, peak_rss_bytes, page_alloc_bytes, output_bytes;
 	int32_t exit_code;
 	uint32_t threads;
