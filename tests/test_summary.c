@@ -363,16 +363,24 @@ Test(summary, tasks_as_json_groups_by_job_with_null_where_unknown)
 	json_decref(j);
 }
 
-/* How an exit is told from the manifest's figures: the OOM killer sends SIGKILL alone, SLURM's
- * time limit SIGTERM first; a kill near neither limit is a failure, not a guess. */
+/* How an exit is told from the manifest's figures: the kernel's OOM mark (run.oom_kills) first;
+ * in manifests from before it, SIGKILL near the memory limit; SLURM's time limit SIGTERM first;
+ * a batch shell's 128 + signal as the signal; a kill near neither limit is a failure. */
 Test(summary, a_task_exit_is_classified_by_its_signal_and_its_limits)
 {
 	struct um_task_row r = {
 		.wall_s = 100, .time_limit_s = 3600, .peak_charge_bytes = 950,
 		.memory_limit_bytes = 1000, .exit_status = -1, .exit_signal = SIGKILL,
+		.oom_kills = -1,
 	};
 
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_OOM);
+	r.oom_kills = 0;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED, "the kernel marked no OOM victim");
+	/* the batch shell of a --mem kill: its child died, it exits 137 */
+	r.oom_kills = 1, r.exit_signal = -1, r.exit_status = 137, r.peak_charge_bytes = 500;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_OOM);
+	r.oom_kills = -1, r.exit_status = -1, r.exit_signal = SIGKILL, r.peak_charge_bytes = 950;
 	r.exit_signal = SIGTERM;
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED, "SIGTERM is not the OOM killer's");
 	r.wall_s = 3500;
@@ -387,6 +395,9 @@ Test(summary, a_task_exit_is_classified_by_its_signal_and_its_limits)
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_OK);
 	r.exit_status = 3;
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED);
+	/* a shell's 143 (SIGTERM) at the time limit */
+	r.exit_status = 143, r.wall_s = 3500, r.time_limit_s = 3600;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_TIMED_OUT);
 	r.exit_status = -1;
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_UNKNOWN);
 }

@@ -83,6 +83,7 @@ static int row_from_manifest(struct um_task_row *r, const json_t *m)
 	r->peak_charge_bytes = number_or(run, "peak_charge_bytes");
 	r->exit_status = (int)integer_or(run, "exit_status");
 	r->exit_signal = (int)integer_or(run, "exit_signal");
+	r->oom_kills = integer_or(run, "oom_kills");
 	r->time_limit_s = number_or(lim, "time_limit_s");
 	r->memory_limit_bytes = number_or(lim, "memory_limit_bytes");
 	r->cpus = integer_or(lim, "cpus");
@@ -128,7 +129,7 @@ int um_task_row_begin(struct um_task_row *r, const char *path)
 	*r = (struct um_task_row){
 		.job = -1, .wall_s = -1, .time_limit_s = -1, .peak_charge_bytes = -1,
 		.memory_limit_bytes = -1, .cpu_s = -1, .cpus = -1, .exit_status = -1,
-		.exit_signal = -1, .slowest_unit_s = -1, .biggest_unit_bytes = -1,
+		.exit_signal = -1, .oom_kills = -1, .slowest_unit_s = -1, .biggest_unit_bytes = -1,
 		.slowest_unit_index = -1, .biggest_unit_index = -1,
 	};
 	r->file = strdup(path);
@@ -193,19 +194,24 @@ enum um_task_exit um_task_classify(const struct um_task_row *r)
 {
 	bool near_memory = um_task_memory_used(r) >= NEAR_LIMIT;
 	bool near_time = um_task_time_used(r) >= NEAR_LIMIT;
+	/* a batch shell outlives the child a signal killed and exits 128 + its number */
+	int signal = r->exit_signal >= 0 ? r->exit_signal
+		     : r->exit_status > 128 && r->exit_status < 128 + 65 ? r->exit_status - 128 : -1;
 
+	/* the kernel marked a traced process as the OOM killer's victim: no guess needed */
+	if (r->oom_kills > 0)
+		return UM_EXIT_OOM;
 	if (r->exit_status == 0)
 		return UM_EXIT_OK;
-	if (r->exit_status > 0)
-		return UM_EXIT_FAILED;
-	if (r->exit_signal < 0)
-		return UM_EXIT_UNKNOWN;
-	/* the OOM killer sends SIGKILL alone; SLURM's time limit sends SIGTERM first, then
-	 * SIGKILL after KillWait to a task that outlived it */
-	if (r->exit_signal == SIGKILL && near_memory)
-		return UM_EXIT_OOM;
-	if ((r->exit_signal == SIGTERM || r->exit_signal == SIGKILL) && near_time)
+	if (signal < 0)
+		return r->exit_status > 0 ? UM_EXIT_FAILED : UM_EXIT_UNKNOWN;
+	/* SLURM's time limit sends SIGTERM first, then SIGKILL after KillWait to a task that
+	 * outlived it; the OOM killer sends SIGKILL alone (told by the charge only in manifests
+	 * from before oom_kills, and never when they say 0) */
+	if ((signal == SIGTERM || signal == SIGKILL) && near_time)
 		return UM_EXIT_TIMED_OUT;
+	if (signal == SIGKILL && near_memory && r->oom_kills < 0)
+		return UM_EXIT_OOM;
 	return UM_EXIT_FAILED;
 }
 

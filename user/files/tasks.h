@@ -36,6 +36,7 @@ struct um_task_row {
 	double cpu_s;
 	long long cpus;
 	int exit_status, exit_signal; /* -1: none */
+	long long oom_kills;          /* traced processes the OOM killer ended; -1: not recorded */
 	enum um_task_exit exit;
 	/* the task's slowest and biggest complete unit (-1: none) */
 	double slowest_unit_s, biggest_unit_bytes;
@@ -73,8 +74,8 @@ double um_task_memory_used(const struct um_task_row *r);
 double um_task_cpus_used(const struct um_task_row *r);
 /* "ok", "failed", "timed out", "OOM-killed", "unknown" */
 const char *um_task_exit_name(enum um_task_exit e);
-/* The exit as the manifest's figures tell it: exit_status, exit_signal, and how close the
- * task came to each limit. */
+/* The exit as the manifest's figures tell it: the OOM kills the kernel marked, exit_status,
+ * exit_signal, and how close the task came to each limit. */
 enum um_task_exit um_task_classify(const struct um_task_row *r);
 
 /* "job 1234 array, 5 tasks" for the rows [from, to) of one job, into buf. */
