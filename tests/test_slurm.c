@@ -771,6 +771,49 @@ static void keep_limits_array(const char *dir)
 }
 
 /*
+ * h. The array read back as a user would after it ran: `summary --tasks` names how each task
+ * ended, from the manifests alone (the kernel's OOM mark, the signal, the limits), and the
+ * array's page is titled by the job and flags the two killed tasks.
+ */
+static void read_limits_array_back(const char *dir, const char *id)
+{
+	static const char *const ended[LIMITS_TASKS] = { "ok", "timed out", "OOM-killed", "ok" };
+	char *out, *html, title[64], task[16];
+	const json_t *tasks;
+	json_t *j;
+	int status;
+
+	out = sh_out(&status, "%s summary --tasks --json %s", unitmeter_bin(), dir);
+	cr_assert_eq(status, 0, "summary --tasks %s: %s", dir, out);
+	j = json_loads(out, 0, NULL);
+	cr_assert_not_null(j, "summary --tasks --json printed no JSON: %s", out);
+	tasks = json_object_get(json_array_get(json_object_get(j, "jobs"), 0), "tasks");
+	cr_assert_eq(json_array_size(tasks), LIMITS_TASKS, "%s", out);
+	for (int k = 0; k < LIMITS_TASKS; k++) {
+		const json_t *t = NULL;
+
+		snprintf(task, sizeof(task), "%d", k);
+		for (size_t i = 0; i < json_array_size(tasks); i++)
+			if (!strcmp(json_string_value(json_object_get(json_array_get(tasks, i),
+								      "task")), task))
+				t = json_array_get(tasks, i);
+		cr_assert_not_null(t, "no row for task %d: %s", k, out);
+		cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), ended[k],
+				 "task %d: %s", k, out);
+	}
+	json_decref(j);
+	free(out);
+	html = sh_out(&status, "%s report %s -o %s/array.html >/dev/null && cat %s/array.html",
+		      unitmeter_bin(), dir, dir, dir);
+	cr_assert_eq(status, 0, "report %s failed", dir);
+	snprintf(title, sizeof(title), "job %s array, %d tasks", id, LIMITS_TASKS);
+	cr_expect(strstr(html, title), "the array page is not titled '%s'", title);
+	cr_expect(strstr(html, "timed out") && strstr(html, "OOM-killed"),
+		  "the array page does not flag the killed tasks");
+	free(html);
+}
+
+/*
  * h. Once every task of the limits array has ended (the time-killed one a minute or more after
  * it started), each is checked against SLURM and the kernel; the array's files are kept for
  * later checks.
@@ -782,6 +825,7 @@ static void finish_limits_array(const char *out_dir, const char *id, double enfo
 	for (int task = 0; task < LIMITS_TASKS; task++)
 		check_limits_task(out_dir, states, id, task, enforced);
 	snprintf(dir, sizeof(dir), "%s/limits-um", out_dir);
+	read_limits_array_back(dir, id);
 	keep_limits_array(dir);
 	free(states);
 }

@@ -96,13 +96,14 @@ static json_t *integer_or_null(long long x)
 
 static json_t *row_json(const struct um_task_row *r)
 {
-	return json_pack("{s:s, s:s, s:o, s:b, s:b, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, "
+	return json_pack("{s:s, s:s, s:o, s:b, s:b, s:s, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, "
 			 "s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
 			 "task", r->task, "file", r->file, "job", integer_or_null(r->job),
 			 "array", r->array, "manifest", r->has_manifest,
 			 "exit", um_task_exit_name(r->exit),
 			 "exit_status", integer_or_null(r->exit_status),
 			 "exit_signal", integer_or_null(r->exit_signal),
+			 "oom_kills", integer_or_null(r->oom_kills),
 			 "units_done", (json_int_t)r->units_done,
 			 "units_incomplete", (json_int_t)r->units_incomplete,
 			 "wall_s", number_or_null(r->wall_s),
