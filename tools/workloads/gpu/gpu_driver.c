@@ -235,6 +235,9 @@ __attribute__((noinline)) int fit_unit(int step)
 		a = alloc(1 * MIB);
 		child = fork();
 		if (child == 0) {
+			/* a CUDA context does not survive fork: the child makes its own current */
+			CHECK(cu.ctx_retain(&ctx1, 0));
+			CHECK(cu.ctx_set(ctx1));
 			b = alloc(2 * MIB);
 			CHECK(cu.free(b));
 			_exit(0);
