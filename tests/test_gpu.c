@@ -6,9 +6,12 @@
  * LD_LIBRARY_PATH unitmeter and the command share.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "helpers.h"
 
 #define MIB 1048576LL
@@ -112,6 +115,47 @@ Test(gpu, calls_through_cuGetProcAddress_per_thread_stream)
 Test(gpu, library_dlopened_after_tracing_began)
 {
 	expect_calls("gpu_driver_late", "dlsym");
+}
+
+/*
+ * attach: the library is found in the target's maps (unitmeter's own environment does not
+ * name it), and the units after the attach are exact.
+ */
+Test(gpu, attach_finds_the_library_the_target_mapped)
+{
+	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
+	char pidtext[16];
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", NULL };
+	struct um_result r;
+	const char *library;
+	json_t *units;
+	pid_t target;
+	int status;
+
+	target = fork();
+	cr_assert(target >= 0);
+	if (target == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1); /* its truth line is the schedule's, known here */
+		with_fake_driver();
+		execl(workload("gpu_driver"), "gpu_driver", "attach", (char *)NULL);
+		_exit(99);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	um_run(&r, true, args);
+	cr_assert_eq(waitpid(target, &status, 0), target);
+	cr_assert_eq(status, 0, "the target failed: %d", status);
+	cr_assert_not_null(r.manifest, "status %d: %s", r.status, r.err);
+	library = json_string_value(jget(jget(jget(r.manifest, "run"), "gpu"), "library"));
+	cr_expect(library && strstr(library, "/proc/") && strstr(library, "fakecuda/libcuda.so.1"),
+		  "not the mapped library: %s", library ? library : "null");
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), r.err);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i], "unit %zu: %lld", i,
+			     unit_num(units, i, "peak_gpu_bytes"));
+	um_result_free(&r);
 }
 
 /* One unit's peak, managed peak and devices: a schedule of a single unit. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "common/log.h"
@@ -58,10 +59,40 @@ static bool found_in_cache(char *path, size_t len)
 	return found;
 }
 
-bool gpu_library_find(char *path, size_t len)
+/* The libcuda.so.1 a running process has mapped, from /proc/PID/maps. */
+static bool found_mapped(pid_t pid, char *path, size_t len)
+{
+	char maps[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+		const char *base;
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (strcmp(base, GPU_LIBRARY) == 0) {
+			snprintf(path, len, "/proc/%d/root%s", (int)pid, file);
+			found = usable(path);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+bool gpu_library_find(pid_t mapped_by, char *path, size_t len)
 {
 	const char *env = getenv("LD_LIBRARY_PATH");
 
+	if (mapped_by > 0 && found_mapped(mapped_by, path, len))
+		return true;
 	if (env) {
 		char *dirs = strdup(env), *save = NULL;
 		bool found = false;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "unitmeter.h"
 
 struct unitmeter_bpf;
@@ -28,11 +29,12 @@ struct gpu_counters {
 };
 
 /*
- * The libcuda.so.1 the dynamic loader would give a command started now with this process's
+ * The libcuda.so.1 to probe: the one process mapped_by (attach's target; 0: none) has mapped,
+ * else the one the dynamic loader would give a command started now with this process's
  * environment: LD_LIBRARY_PATH, then the loader's cache (ldconfig -p), then the default
  * directories; never a toolkit's stubs/ copy. False when there is none (no GPU driver).
  */
-bool gpu_library_find(char *path, size_t len);
+bool gpu_library_find(pid_t mapped_by, char *path, size_t len);
 
 /*
  * Attach the probes to every entry point the library at path exports, with pid -1: they fire

@@ -56,6 +56,7 @@ struct tracer {
 	struct held_exec *held;
 	size_t n_held, cap_held;
 	char gpu_library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none */
+	pid_t attached_pid; /* attach's target, tracked as it runs (0: run) */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -447,6 +448,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		char path[64], *status;
 		uint64_t rss;
 
+		t->attached_pid = pid;
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 		status = um_read_text(path);
 		if (!status)
@@ -496,7 +498,7 @@ static int attach_gpu_probes(struct tracer *t)
 {
 	int probed;
 
-	if (!gpu_library_find(t->gpu_library, sizeof(t->gpu_library))) {
+	if (!gpu_library_find(t->attached_pid, t->gpu_library, sizeof(t->gpu_library))) {
 		um_info("no %s found: device memory is not traced", "libcuda.so.1");
 		return 0;
 	}

@@ -11,7 +11,8 @@
  * (5 MiB held before the unit, freed in it; then 0), vmm (2 MiB on device 1; a host-located
  * 4 MiB not device memory), pitch (1024 x 300), managed (1 MiB, managed 3 MiB apart), fork
  * (1 MiB in the parent and 2 in its child: 3), devices (1 MiB on device 0, 2 on device 1),
- * nocontext (1 MiB of a thread with no current context: device unknown).
+ * nocontext (1 MiB of a thread with no current context: device unknown), attach (the plt
+ * schedule after 3 s, for unitmeter to attach to the running process meanwhile).
  * Prints {"mode": MODE, "units": N, "ptsz": bool} (ptsz: cuGetProcAddress gave the _ptsz
  * exports under the per-thread-stream flag, as dlsym names them).
  */
@@ -276,6 +277,10 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	mode = argv[1];
+	if (!strcmp(mode, "attach")) {
+		sleep(3); /* the library is mapped: attach finds it in this process's maps */
+		mode = "plt";
+	}
 #ifdef GPU_LATE_DLOPEN
 	usleep(50000); /* tracing has begun: the library is mapped only now */
 	lib = dlopen("libcuda.so.1", RTLD_NOW);
