@@ -283,30 +283,22 @@ int main(int argc, char **argv)
 	}
 #ifdef GPU_LATE_DLOPEN
 	usleep(50000); /* tracing has begun: the library is mapped only now */
-	lib = dlopen("libcuda.so.1", RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "gpu_driver: %s\n", dlerror());
-		return 1;
-	}
-	if (!strcmp(mode, "procaddr"))
-		bind_procaddr(lib);
-	else
-		bind_dlsym(lib);
 #else
-	if (strcmp(mode, "plt")) {
+	if (!strcmp(mode, "plt"))
+		bind_plt();
+	else
+#endif
+	{
 		lib = dlopen("libcuda.so.1", RTLD_NOW);
 		if (!lib) {
 			fprintf(stderr, "gpu_driver: %s\n", dlerror());
 			return 1;
 		}
+		if (!strcmp(mode, "procaddr"))
+			bind_procaddr(lib);
+		else
+			bind_dlsym(lib);
 	}
-	if (!strcmp(mode, "procaddr"))
-		bind_procaddr(lib);
-	else if (lib)
-		bind_dlsym(lib);
-	else
-		bind_plt();
-#endif
 	CHECK(cu.init(0));
 	/* as cudart's first call on a thread does: the primary context made current */
 	CHECK(cu.ctx_retain(&ctx0, 0));
