@@ -123,30 +123,6 @@ int BPF_KPROBE(gpu_ctx_set_enter, __u64 context)
 	return gpu_call_save(&args);
 }
 
-/*
- * A change of `bytes` in slot (managed: UM_GPU_SLOTS) of one scope's live figures, raising its
- * peaks when it keeps them (peaks NULL: a process, whose own peak nothing reports).
- */
-static __always_inline void gpu_live_apply(struct um_gpu_live *live, __u64 *peak_device,
-					   __u64 *peak_total, __u64 *peak_managed, __u32 slot,
-					   __s64 bytes)
-{
-	__s64 now;
-
-	if (slot >= UM_GPU_SLOTS) {
-		now = um_fetch_add(&live->managed, bytes) + bytes;
-		if (peak_managed)
-			peak_raise(peak_managed, now);
-		return;
-	}
-	now = um_fetch_add(&live->device[slot], bytes) + bytes;
-	if (peak_device)
-		peak_raise(&peak_device[slot], now);
-	now = um_fetch_add(&live->total, bytes) + bytes;
-	if (peak_total)
-		peak_raise(peak_total, now);
-}
-
 /* An open unit's figures, its owner given an entry first (the unit's start is read from it). */
 static __always_inline struct um_gpu_unit *gpu_unit_started_locked(__u64 id)
 {

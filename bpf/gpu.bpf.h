@@ -10,6 +10,7 @@
 #define UNITMETER_GPU_BPF_H
 
 #include "model.bpf.h"
+#include "gpu_pure.bpf.h"
 
 /* tid -> the arguments of its driver call in progress */
 typedef struct {
@@ -83,12 +84,7 @@ static __always_inline struct um_gpu_unit *gpu_unit_locked(__u64 id)
 	start = bpf_map_lookup_elem(&gpu_procs, &owner);
 	if (!start)
 		return NULL; /* nothing held in the scope: the caller makes the owner's entry first */
-	gu->live = *start;
-	for (int i = 0; i < UM_GPU_SLOTS; i++)
-		gu->peak_device[i] = start->device[i] > 0 ? start->device[i] : 0;
-	gu->peak_total = start->total > 0 ? start->total : 0;
-	gu->peak_managed = start->managed > 0 ? start->managed : 0;
-	gu->id = id;
+	gpu_unit_start(gu, start, id);
 	return gu;
 }
 
