@@ -600,6 +600,10 @@ int tracer__attach(struct tracer *t)
 			warn_uretprobe_seccomp();
 			break;
 		}
+	/* before the units' (attach: a unit whose entry is seen has every device call seen) */
+	err = attach_gpu_probes(t);
+	if (err)
+		return err;
 	for (size_t i = 0; i < t->cfg->n_targets; i++) {
 		if (!t->cfg->targets[i].path)
 			continue; /* attached when a program defining it is exec'd */
@@ -607,9 +611,6 @@ int tracer__attach(struct tracer *t)
 		if (err)
 			return err;
 	}
-	err = attach_gpu_probes(t);
-	if (err)
-		return err;
 	t->timing.attach_ns = um_monotonic_ns() - t0;
 	return 0;
 }
