@@ -420,3 +420,84 @@ Test(report, an_array_of_100000_units_in_20_files_under_a_memory_bound)
 	um_result_free(&r);
 	array_remove(&arr);
 }
+
+/*
+ * Array 4242 (tests/fixtures/array/make_array.py), its directory given: one page named for the
+ * job, every task a row against its limits nearest first, the two a limit killed flagged in the
+ * table and red in the headroom strip, the request re-projected beside the one it ran under,
+ * the files listed once, folded; no run article or process lanes per task (200 would bury it).
+ */
+Test(report, an_array_page_shows_each_task_against_its_limits_and_flags_the_killed)
+{
+	const char *counts[] = { "rows=table.tasks tbody tr", "killed=table.tasks tr.killed",
+				 "strip=svg rect.task", "strip_killed=svg rect.task.killed",
+				 "files=details#files li", "runs=article.run", "lanes=svg.timeline",
+				 "folded=details#files:not([open])", NULL };
+	const char *args[] = { "report", NULL, "-o", NULL, NULL };
+	char page[128], shot[256], *html;
+	const char *timed_out, *oom, *ok;
+	struct um_result r;
+	json_t *j, *c;
+
+	snprintf(page, sizeof(page), "/tmp/um-array-report-%d.html", getpid());
+	args[1] = fixture("array/");
+	args[3] = page;
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	um_result_free(&r);
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	cr_expect_not_null(strstr(html, "<h1 id=\"job\">job 4242 array, 5 tasks</h1>"));
+	timed_out = strstr(html, "timed out</td>");
+	oom = strstr(html, "OOM-killed</td>");
+	ok = strstr(html, "\">ok</td>");
+	cr_assert(timed_out && oom && ok, "every ending named");
+	cr_expect(timed_out < oom && oom < ok, "nearest a limit first");
+	cr_expect_not_null(strstr(oom, "<td data-v=\"1069547520\">1020.0 MiB</td><td "
+				       "data-v=\"1073741824\">1.00 GiB</td><td data-v=\""),
+			   "the OOM-killed task's charge against its limit");
+	cr_expect_not_null(strstr(html, "#SBATCH --time=1:00:00\n#SBATCH --mem=1024M\n"
+					"#SBATCH --cpus-per-task=2\n"), "what it ran under");
+	cr_expect_not_null(strstr(html, "unitmeter project: 13 units in 5 array tasks"),
+			   "re-projected from the whole array, its own units and tasks");
+	free(html);
+	snprintf(shot, sizeof(shot), "%s/unitmeter-report-array.png", screenshot_dir());
+	j = render(page, shot, counts);
+	expect_no_console_errors(j);
+	cr_expect_str_eq(json_string_value(jget(j, "title")), "unitmeter: job 4242 array, 5 tasks");
+	c = jget(j, "counts");
+	cr_expect_eq(jnum(c, "rows"), 5);
+	cr_expect_eq(jnum(c, "killed"), 2);
+	cr_expect_eq(jnum(c, "strip"), 5);
+	cr_expect_eq(jnum(c, "strip_killed"), 2);
+	cr_expect_eq(jnum(c, "files"), 5);
+	cr_expect_eq(jnum(c, "folded"), 1);
+	cr_expect_eq(jnum(c, "runs"), 0);
+	cr_expect_eq(jnum(c, "lanes"), 0);
+	json_decref(j);
+	unlink(page);
+}
+
+/* Files of no SLURM job, several of them: the page of runs as it was, not an array's. */
+Test(report, files_outside_slurm_keep_the_page_of_runs)
+{
+	char *a = strdup(fixture("summary/a.json")); /* fixture() gives one buffer */
+	const char *args[] = { "report", a, NULL, "-o", NULL, NULL };
+	char page[128], *html;
+	struct um_result r;
+
+	snprintf(page, sizeof(page), "/tmp/um-plain-report-%d.html", getpid());
+	args[2] = fixture("summary/b.units.jsonl");
+	args[4] = page;
+	um_run(&r, false, args);
+	free(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	um_result_free(&r);
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	cr_expect_not_null(strstr(html, "<h1>unitmeter report</h1>"));
+	cr_expect_null(strstr(html, "id=\"tasks\""));
+	cr_expect_not_null(strstr(html, "id=\"runs\""));
+	free(html);
+	unlink(page);
+}

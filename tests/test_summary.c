@@ -5,12 +5,14 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "helpers.h"
 #include "files/summary.h"
+#include "files/tasks.h"
 #include "files/units_file.h"
 
 Test(summary, percentile_by_linear_interpolation)
@@ -276,4 +278,143 @@ Test(summary, percentile_sorts_as_qsort_does)
 	}
 	free(v);
 	free(w);
+}
+
+/*
+ * The task table of array 4242 (tests/fixtures/array/make_array.py: one task of each ending),
+ * read from its directory as the SPANK plugin leaves it: every figure from the fixture's own
+ * numbers, task 1 read once though its stream lies beside its manifest, the tasks nearest a
+ * limit first, the one whose tracer was killed last with '-' where nothing is known.
+ */
+Test(summary, tasks_prints_each_task_against_its_limits_nearest_first)
+{
+	static const char expected[] =
+		"job 4242 array, 5 tasks\n"
+		"TASK       EXIT        UNITS INCOMPLETE      WALL TIMELIMIT  USED     CHARGE   MEMLIMIT  USED   CPUS GIVEN\n"
+		"3          timed out       2          1   0:59:50   1:00:00  100%     500.0M    1024.0M   49%   0.97     2\n"
+		"2          OOM-killed      2          1   0:05:00   1:00:00    8%    1020.0M    1024.0M  100%   0.97     2\n"
+		"1          ok              3          0   0:10:00   1:00:00   17%     400.0M    1024.0M   39%   1.83     2\n"
+		"4          failed          1          0   0:01:40   1:00:00    3%     200.0M    1024.0M   20%   0.50     2\n"
+		"5          unknown         3          0         -         -     -          -          -     -      -     -\n"
+		"\n- : not known; a task with no manifest (its tracer was killed) has only its units stream\n";
+	const char *args[] = { "summary", "--tasks", NULL, NULL };
+	struct um_result r;
+
+	args[2] = fixture("array/");
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, expected);
+	um_result_free(&r);
+}
+
+static const json_t *task_of(const json_t *tasks, const char *name)
+{
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(tasks, i, t)
+		if (!strcmp(json_string_value(json_object_get(t, "task")), name))
+			return t;
+	cr_assert_fail("no task %s", name);
+	return NULL;
+}
+
+/* The same table as JSON, a plain run beside the array grouped as a job of its own: null, not
+ * zero, where a figure cannot be read. */
+Test(summary, tasks_as_json_groups_by_job_with_null_where_unknown)
+{
+	char *array = strdup(fixture("array")); /* fixture() gives one buffer */
+	const char *args[] = { "summary", "--tasks", "--json", array, NULL, NULL };
+	const json_t *jobs, *tasks, *t;
+	json_t *j;
+
+	args[4] = fixture("summary/a.json");
+	j = um_run_json(args);
+	free(array);
+	cr_assert_not_null(j);
+	jobs = json_object_get(j, "jobs");
+	cr_assert_eq(json_array_size(jobs), 2);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(jobs, 0), "title")),
+			 "job 4242 array, 5 tasks");
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(jobs, 1), "title")),
+			 "1 run outside SLURM");
+	tasks = json_object_get(json_array_get(jobs, 0), "tasks");
+	t = task_of(tasks, "2");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "OOM-killed");
+	cr_expect_eq(jnum(t, "exit_signal"), 9);
+	cr_expect_eq(jnum(t, "peak_charge_bytes"), 1020.0 * 1048576);
+	cr_expect_eq(jnum(t, "memory_limit_bytes"), 1024.0 * 1048576);
+	cr_expect_float_eq(jnum(t, "memory_used"), 1020.0 / 1024, 1e-12);
+	cr_expect_eq(jnum(jget(t, "biggest_unit"), "index"), 1);
+	cr_expect_eq(jnum(jget(t, "biggest_unit"), "peak_rss_bytes"), 1000.0 * 1048576);
+	t = task_of(tasks, "3");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "timed out");
+	cr_expect_float_eq(jnum(t, "time_used"), 3590.0 / 3600, 1e-12);
+	cr_expect_eq(jnum(jget(t, "slowest_unit"), "wall_s"), 1800.0);
+	t = task_of(tasks, "5");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "unknown");
+	cr_expect_eq(json_is_true(json_object_get(t, "manifest")), false);
+	cr_expect(json_is_null(json_object_get(t, "wall_s")));
+	cr_expect(json_is_null(json_object_get(t, "memory_limit_bytes")));
+	cr_expect_eq(jnum(t, "units_done"), 3);
+	t = json_array_get(json_object_get(json_array_get(jobs, 1), "tasks"), 0);
+	cr_expect(json_is_null(json_object_get(t, "job")));
+	cr_expect(json_is_null(json_object_get(t, "time_limit_s")));
+	json_decref(j);
+}
+
+/* How an exit is told from the manifest's figures: the OOM killer sends SIGKILL alone, SLURM's
+ * time limit SIGTERM first; a kill near neither limit is a failure, not a guess. */
+Test(summary, a_task_exit_is_classified_by_its_signal_and_its_limits)
+{
+	struct um_task_row r = {
+		.wall_s = 100, .time_limit_s = 3600, .peak_charge_bytes = 950,
+		.memory_limit_bytes = 1000, .exit_status = -1, .exit_signal = SIGKILL,
+	};
+
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_OOM);
+	r.exit_signal = SIGTERM;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED, "SIGTERM is not the OOM killer's");
+	r.wall_s = 3500;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_TIMED_OUT);
+	r.exit_signal = SIGKILL, r.peak_charge_bytes = 100;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_TIMED_OUT, "SIGKILL after KillWait");
+	r.wall_s = 100;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED);
+	r.memory_limit_bytes = -1, r.time_limit_s = -1;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED, "no limit known: no kill put on one");
+	r.exit_signal = -1, r.exit_status = 0;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_OK);
+	r.exit_status = 3;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_FAILED);
+	r.exit_status = -1;
+	cr_expect_eq(um_task_classify(&r), UM_EXIT_UNKNOWN);
+}
+
+/* A bad file among a directory's is refused with its file and line, as named alone. */
+Test(summary, tasks_refuse_a_bad_file_naming_file_and_line)
+{
+	char *array = strdup(fixture("array")); /* fixture() gives one buffer */
+	const char *args[] = { "summary", "--tasks", array, NULL, NULL };
+	struct um_result r;
+
+	args[3] = fixture("summary/truncated.units.jsonl");
+	um_run(&r, false, args);
+	free(array);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "truncated.units.jsonl:2:"), "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	um_result_free(&r);
+	args[2] = fixture("project");
+	args[3] = NULL;
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "truncated.units.jsonl:"), "%s", r.err);
+	um_result_free(&r);
+	args[2] = fixture("hw");
+	um_run(&r, false, args);
+	cr_expect_eq(r.status, 2);
+	cr_expect_not_null(strstr(r.err, "hw holds no run manifest (.json) or units stream"),
+			   "%s", r.err);
+	um_result_free(&r);
 }

@@ -111,7 +111,11 @@ static const struct argp_option hw_options[] = {
 };
 
 static const struct argp_option summary_options[] = {
-	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table (with --tasks: the task "
+	  "table as JSON)", 0 },
+	{ "tasks", OPT_TASKS, NULL, 0, "One line per task instead: its units, wall against its time "
+	  "limit, memory charge against its memory limit, CPUs used against given, and how it "
+	  "ended; nearest a limit first, a heading per job", 0 },
 	{ 0 },
 };
 
@@ -349,13 +353,17 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		o->json_only = true;
 		break;
+	case OPT_TASKS:
+		o->task_table = true;
+		break;
 	case ARGP_KEY_ARGS:
 		o->inputs = &state->argv[state->next];
 		o->n_inputs = state->argc - state->next;
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
+			   "them");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -434,7 +442,8 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		o->inputs[o->n_inputs++] = arg;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one run manifest or .units.jsonl file");
+		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
+			   "them");
 		break;
 	case ARGP_KEY_END:
 		if (!p->units_total && o->command == UM_CMD_REPORT &&
@@ -506,17 +515,23 @@ static const struct argp check_argp = {
 };
 
 static const struct argp summary_argp = {
-	summary_options, parse_summary_opt, "FILE...",
+	summary_options, parse_summary_opt, "FILE|DIR...",
 	"Summarise the units of run manifests or units streams; several files (the tasks of one job "
-	"array) are merged. Prints the summary JSON (the seed's keys) and a table.\v"
+	"array) are merged. Prints the summary JSON (the seed's keys) and a table. A directory "
+	"(the SPANK plugin's unitmeter-out/) stands for its manifests and the streams without one. "
+	"With --tasks, prints instead one line per task against the limits it ran under (seff-"
+	"style, nearest a limit first): '-' where a figure is not known.\v"
 	"EXAMPLES:\n"
 	"  unitmeter summary calib.json\n"
-	"  unitmeter summary --json out/task-*.units.jsonl\n",
+	"  unitmeter summary --json out/task-*.units.jsonl\n"
+	"  unitmeter summary --tasks unitmeter-out/\n"
+	"      every task of a job array: which came close to its --time or --mem, which was "
+	"killed\n",
 	0, 0, 0,
 };
 
 static const struct argp project_argp = {
-	project_options, parse_project_opt, "FILE... --units N",
+	project_options, parse_project_opt, "FILE|DIR... --units N",
 	"Project the SLURM request of the full run from a calibration run (manifests or units "
 	"streams; several are merged). --time = fixed + warm-up + units / workers + tail: the "
 	"run's time before its first unit and after its last, once per task; each worker's first "
@@ -538,18 +553,23 @@ static const struct argp project_argp = {
 };
 
 static const struct argp report_argp = {
-	report_options, parse_project_opt, "FILE...",
+	report_options, parse_project_opt, "FILE|DIR...",
 	"Write one HTML page of run manifests and units streams (several are merged, as summary "
 	"does): each run (command, hardware, totals, warnings), how the units' wall, CPU, cores, "
 	"peak RSS and peak charge spread (median and p90 marked), one lane per process with its "
 	"units over time, the group's memory over time (every change, so no spike is missed), the "
 	"per-unit table (click a column to sort) and, with --units, the projected SLURM request. "
-	"The page fetches nothing: copy it off the node and open it anywhere.\v"
+	"The page fetches nothing: copy it off the node and open it anywhere. The tasks of a SLURM "
+	"job array (a directory such as unitmeter-out/, or their files) make the array's page "
+	"instead: every task against its time and memory limits, the killed ones flagged, and the "
+	"request the next array should ask beside the one it ran under.\v"
 	"EXAMPLES:\n"
 	"  unitmeter report calib.json -o calib.html\n"
 	"  unitmeter report calib.json --units 5000 --tasks 50 -o calib.html\n"
 	"      with the request of a 5000-fit job array in 50 tasks\n"
 	"  unitmeter report out/task-*.units.jsonl\n"
+	"  unitmeter report unitmeter-out/ -o array.html\n"
+	"      a job array's tasks, each against its limits\n"
 	"      units streams alone: no timeline (it is in the run manifest)\n"
 	"  sudo unitmeter run --unit fit_unit -o calib.json --report calib.html -- ./fit_demo\n",
 	0, 0, 0,

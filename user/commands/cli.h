@@ -29,7 +29,8 @@ struct um_options {
 	size_t n_specs;
 	bool as_root;
 	bool quiet;
-	bool json_only; /* summary --json */
+	bool json_only;  /* summary --json */
+	bool task_table; /* summary --tasks */
 	bool lookup_at_exec; /* bare SYMBOL specs: look in each program exec'd, not the current one */
 	bool owner_set;      /* --owner: hand the output files to owner_uid:owner_gid */
 	uid_t owner_uid;

@@ -13,7 +13,9 @@
 #include "project/project.h"
 #include "common/log.h"
 #include "commands/session.h"
+#include "files/run_dir.h"
 #include "files/summary.h"
+#include "files/tasks.h"
 #include "files/units_file.h"
 #include "trace/tracer.h"
 
@@ -41,11 +43,43 @@ static int cmd_hw(const struct um_options *o)
 	return rc;
 }
 
+/* `summary --tasks`: the task table, as lines or as JSON. */
+static int cmd_task_table(const struct um_options *o)
+{
+	struct um_task_table t;
+	char err[1024];
+
+	if (um_task_table_read(&t, (const char *const *)o->inputs, (size_t)o->n_inputs, err,
+			       sizeof(err))) {
+		um_err("%s", err);
+		return 2;
+	}
+	if (o->json_only) {
+		json_t *j = um_task_table_json(&t);
+
+		json_dumpf(j, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		um_print_task_table(stdout, &t);
+	}
+	um_task_table_free(&t);
+	if (fflush(stdout) || ferror(stdout)) {
+		um_err("cannot write the task table: %s", strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
 static int cmd_summary(const struct um_options *o)
 {
 	char err[1024];
-	json_t *summary = um_summarise_files((const char *const *)o->inputs, (size_t)o->n_inputs,
-					     err, sizeof(err));
+	json_t *summary;
+
+	if (o->task_table)
+		return cmd_task_table(o);
+	summary = um_summarise_files((const char *const *)o->inputs, (size_t)o->n_inputs, err,
+				     sizeof(err));
 
 	if (!summary) {
 		um_err("%s", err);
@@ -131,8 +165,22 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (opts.command == UM_CMD_SUMMARY || opts.command == UM_CMD_PROJECT ||
-	    opts.command == UM_CMD_REPORT)
+	    opts.command == UM_CMD_REPORT) {
+		char err[1024];
+		char **files;
+		int n;
+
 		keep_big_arrays();
+		/* a directory (unitmeter-out/) read as its tasks' files */
+		if (um_expand_inputs(opts.inputs, opts.n_inputs, &files, &n, err, sizeof(err))) {
+			um_err("%s", err);
+			return 2;
+		}
+		if (opts.command != UM_CMD_SUMMARY)
+			free(opts.inputs);
+		opts.inputs = files;
+		opts.n_inputs = n;
+	}
 	switch (opts.command) {
 	case UM_CMD_RUN:
 		return session_run(&opts);
@@ -143,15 +191,17 @@ int main(int argc, char **argv)
 	case UM_CMD_CHECK:
 		return tracer_check(stdout);
 	case UM_CMD_SUMMARY:
-		return cmd_summary(&opts);
+		rc = cmd_summary(&opts);
+		break;
 	case UM_CMD_PROJECT:
 		rc = cmd_project(&opts);
-		free(opts.inputs);
-		return rc;
+		break;
 	case UM_CMD_REPORT:
 		rc = cmd_report(&opts);
-		free(opts.inputs);
-		return rc;
+		break;
+	default:
+		return 2;
 	}
-	return 2;
+	um_inputs_free(opts.inputs, opts.n_inputs);
+	return rc;
 }

@@ -16,6 +16,7 @@
 #include "files/summary.h"
 #include "files/unit_keys.h"
 #include "files/units_file.h"
+#include "page/html_tasks.h"
 #include "page/svg.h"
 #include "common/version.h"
 
@@ -44,6 +45,9 @@ struct page {
 	size_t n_strings, cap_strings;
 	unsigned *slots; /* open addressing into strings: 1 + index, 0 empty */
 	size_t n_slots;
+	/* a row per file (files/tasks.h); array: the files are a job array's tasks */
+	struct um_task_table tasks;
+	bool array;
 };
 
 /*
@@ -136,6 +140,33 @@ static int add_unit(void *ctx, const struct um_read_unit *u, const struct um_uni
 	return 0;
 }
 
+/* The task table from the files as read: a row per file, its units not read again. */
+static int load_tasks(struct page *pg, char *err, size_t errlen)
+{
+	struct um_task_table *t = &pg->tasks;
+
+	t->rows = calloc(pg->n_inputs ? pg->n_inputs : 1, sizeof(*t->rows));
+	for (size_t i = 0; t->rows && i < pg->n_inputs; i++) {
+		const struct html_input *in = &pg->inputs[i];
+		struct um_task_row *r = &t->rows[t->n++];
+		bool ok = !um_task_row_begin(r, in->path);
+
+		for (size_t u = 0; ok && u < in->n; u++)
+			um_task_row_add_unit(r, &pg->units[in->first + u]);
+		if (!ok || um_task_row_end(r, in->doc)) {
+			snprintf(err, errlen, "out of memory reading %s", in->path);
+			return -1;
+		}
+	}
+	if (!t->rows) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	um_task_table_sort(t);
+	pg->array = html_tasks_are_an_array(t);
+	return 0;
+}
+
 static int load_inputs(struct page *pg, char *err, size_t errlen)
 {
 	pg->inputs = calloc(pg->req->n_files ? pg->req->n_files : 1, sizeof(*pg->inputs));
@@ -153,7 +184,7 @@ static int load_inputs(struct page *pg, char *err, size_t errlen)
 			return -1;
 		in->n = pg->n_units - in->first;
 	}
-	return 0;
+	return load_tasks(pg, err, errlen);
 }
 
 static void free_inputs(struct page *pg)
@@ -167,6 +198,7 @@ static void free_inputs(struct page *pg)
 		free(pg->strings[i]);
 	free(pg->strings);
 	free(pg->slots);
+	um_task_table_free(&pg->tasks);
 }
 
 /* A unit's string (its 1 + index in pg->strings), or NULL. */
@@ -483,10 +515,11 @@ static void time_model_table(FILE *out, const struct projection *p,
 	fputs("</tbody></table>", out);
 }
 
-static void section_projection(struct page *pg)
+/* last_use: the page's units are freed once the projection has taken its figures from them,
+ * before it models (the array page at a million units stays under 200 MB so) */
+static void section_projection(struct page *pg, const struct project_options *opt, bool last_use)
 {
 	FILE *out = pg->out, *mem;
-	const struct project_options *opt = pg->req->project;
 	struct project_input in;
 	struct projection p;
 	char err[1024] = "", *text = NULL;
@@ -501,10 +534,16 @@ static void section_projection(struct page *pg)
 	}
 	/* from the files as read above: parsing 100,000 units once is time enough */
 	um_project_input_init(&in);
+	if (um_project_input_reserve(&in, pg->n_units))
+		snprintf(err, sizeof(err), "out of memory for %zu units", pg->n_units);
 	for (size_t i = 0; i < pg->n_inputs && !*err; i++)
 		um_project_add(&in, pg->inputs[i].path, pg->units + pg->inputs[i].first,
 			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, "run"), err,
 			       sizeof(err));
+	if (last_use) {
+		free(pg->units);
+		pg->units = NULL;
+	}
 	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
 		fputs("<p class=\"why\">No projection: ", out);
 		svg_text(out, err);
@@ -518,9 +557,16 @@ static void section_projection(struct page *pg)
 		um_print_sbatch(mem, &p, opt, pg->req->files, pg->req->n_files);
 		fclose(mem);
 	}
+	if (pg->array)
+		fputs("<div class=\"pair\"><div><h3>What the next array should ask</h3>", out);
 	fputs("<pre id=\"sbatch\">", out);
 	svg_text(out, text);
 	fputs("</pre>", out);
+	if (pg->array) {
+		fputs("</div><div>", out);
+		html_tasks_ran_under(out, &pg->tasks);
+		fputs("</div></div>", out);
+	}
 	free(text);
 	um_project_input_free(&in);
 	fputs("</section>\n", out);
@@ -629,16 +675,67 @@ static void page_head(struct page *pg)
 	if (gmtime_r(&now, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-	      "<title>unitmeter report</title><style>", out);
-	fwrite(um_report_css, 1, um_report_css_len, out);
-	fputs("</style></head><body><main><h1>unitmeter report</h1><p class=\"sub\">", out);
-	for (size_t i = 0; i < pg->req->n_files; i++) {
-		fputs(i ? ", " : "", out);
-		svg_text(out, pg->req->files[i]);
+	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">", out);
+	if (pg->array) {
+		/* an array's page names its job, not its 200 files */
+		fputs("<title>unitmeter: ", out);
+		html_tasks_title(out, &pg->tasks);
+		fputs("</title>", out);
+	} else {
+		fputs("<title>unitmeter report</title>", out);
 	}
-	fprintf(out, " &middot; %zu units &middot; made %s by unitmeter %s</p>\n",
-		pg->n_units, when, UM_VERSION);
+	fputs("<style>", out);
+	fwrite(um_report_css, 1, um_report_css_len, out);
+	fputs(pg->array ? "</style></head><body class=\"array\"><main>"
+			: "</style></head><body><main>", out);
+	if (pg->array) {
+		fputs("<h1 id=\"job\">", out);
+		html_tasks_title(out, &pg->tasks);
+		fputs("</h1><p class=\"sub\">", out);
+	} else {
+		fputs("<h1>unitmeter report</h1><p class=\"sub\">", out);
+		for (size_t i = 0; i < pg->req->n_files; i++) {
+			fputs(i ? ", " : "", out);
+			svg_text(out, pg->req->files[i]);
+		}
+		fputs(" &middot; ", out);
+	}
+	fprintf(out, "%zu units &middot; made %s by unitmeter %s</p>\n", pg->n_units, when,
+		UM_VERSION);
+	if (pg->array) {
+		fprintf(out, "<details id=\"files\"><summary>%zu files</summary><ul>",
+			pg->req->n_files);
+		for (size_t i = 0; i < pg->req->n_files; i++) {
+			fputs("<li>", out);
+			svg_text(out, pg->req->files[i]);
+			fputs("</li>", out);
+		}
+		fputs("</ul></details>\n", out);
+	}
+}
+
+/*
+ * The array's sections: its tasks against their limits first, the request re-projected from the
+ * whole run (--units and --tasks, when not given, the array's own) beside the one it ran under,
+ * the extremes with their task, the units merged. The request is written last, once the units
+ * are drawn, so their memory goes before the model's comes; the stylesheet shows it second
+ * (body.array main is a flex column). Each task's run and its processes over time are left to
+ * its own page: 200 of them would bury the answer.
+ */
+static void array_sections(struct page *pg)
+{
+	struct project_options again = { .margin = 1.25 };
+	long long units = 0;
+
+	for (size_t i = 0; i < pg->tasks.n; i++)
+		units += pg->tasks.rows[i].units_done + pg->tasks.rows[i].units_incomplete;
+	again.units_total = units;
+	again.tasks = (long long)pg->tasks.n;
+	html_tasks_section(pg->out, &pg->tasks);
+	html_tasks_extremes(pg->out, &pg->tasks);
+	section_distributions(pg);
+	section_table(pg);
+	section_projection(pg, pg->req->project ? pg->req->project : units ? &again : NULL, true);
 }
 
 int html_report_write(const struct html_request *req, char *err, size_t errlen)
@@ -664,11 +761,15 @@ int html_report_write(const struct html_request *req, char *err, size_t errlen)
 		goto out;
 	}
 	page_head(&pg);
-	section_runs(&pg);
-	section_distributions(&pg);
-	section_over_time(&pg);
-	section_projection(&pg);
-	section_table(&pg);
+	if (pg.array) {
+		array_sections(&pg);
+	} else {
+		section_runs(&pg);
+		section_distributions(&pg);
+		section_over_time(&pg);
+		section_projection(&pg, req->project, false);
+		section_table(&pg);
+	}
 	fputs("</main><script>", pg.out);
 	fwrite(um_report_js, 1, um_report_js_len, pg.out);
 	fputs("</script></body></html>\n", pg.out);

@@ -735,6 +735,11 @@ static int input_grow(struct project_input *in, size_t want)
 	return 0;
 }
 
+int um_project_input_reserve(struct project_input *in, size_t n)
+{
+	return input_grow(in, n);
+}
+
 /* One unit of a file as it ran: where it starts and ends, in which process, and its place
  * among the complete units (-1: cut short). */
 struct file_unit {

@@ -185,6 +185,9 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 /* The same in steps, for files a caller has read already: an empty input, then each file's n
  * units (um_read_units) and its "run" object (NULL for a stream). */
 void um_project_input_init(struct project_input *in);
+/* Room for n units at once, when the caller knows how many it will add: no array grown by
+ * doubling past them (the page at a million units). Returns 0, or -1 out of memory. */
+int um_project_input_reserve(struct project_input *in, size_t n);
 int um_project_add(struct project_input *in, const char *path, const struct um_read_unit *units,
 		   size_t n, const json_t *run, char *err, size_t errlen);
 void um_project_input_free(struct project_input *in);
