@@ -125,7 +125,10 @@ Test(gpu, attach_finds_the_library_the_target_mapped)
 {
 	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
 	char pidtext[16];
-	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", NULL };
+	/* the duration: a bound should the target's exit be missed (the test, its parent, reaps
+	 * it only after unitmeter has ended) */
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", "--duration",
+			       "60", NULL };
 	struct um_result r;
 	const char *library;
 	json_t *units;

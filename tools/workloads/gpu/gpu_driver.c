@@ -302,6 +302,8 @@ int main(int argc, char **argv)
 				return 3;
 			usleep(10000);
 		}
+		/* the return probe goes in first (its breakpoint is the same): the entry's follows */
+		sleep(2);
 		mode = "plt";
 	}
 #ifdef GPU_LATE_DLOPEN
