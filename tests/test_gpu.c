@@ -117,6 +117,23 @@ Test(gpu, library_dlopened_after_tracing_began)
 	expect_calls("gpu_driver_late", "dlsym");
 }
 
+/* Wait (up to 60 s: an emulated guest is slow) until pid has exec'd and mapped the driver. */
+static bool target_mapped_the_driver(pid_t pid)
+{
+	char path[64], *maps;
+	bool mapped = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int waited = 0; !mapped && waited < 600; waited++) {
+		maps = slurp_file(path);
+		mapped = maps && strstr(maps, "/libcuda.so.1");
+		free(maps);
+		if (!mapped)
+			usleep(100000);
+	}
+	return mapped;
+}
+
 /*
  * attach: the library is found in the target's maps (unitmeter's own environment does not
  * name it), and the units after the attach are exact.
@@ -146,6 +163,7 @@ Test(gpu, attach_finds_the_library_the_target_mapped)
 		_exit(99);
 	}
 	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	cr_assert(target_mapped_the_driver(target), "the target never mapped libcuda.so.1");
 	um_run(&r, true, args);
 	cr_assert_eq(waitpid(target, &status, 0), target);
 	cr_assert_eq(status, 0, "the target failed: %d", status);
