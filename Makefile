@@ -64,7 +64,9 @@ TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
 # One binary, so Criterion's closing line is the suite's.
 TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
-	$(OUTPUT)/workloads/libunitfit.so $(OUTPUT)/workloads/units-stripped
+	$(OUTPUT)/workloads/libunitfit.so $(OUTPUT)/workloads/units-stripped \
+	$(OUTPUT)/workloads/fakecuda/libcuda.so.1 $(OUTPUT)/workloads/gpu_driver \
+	$(OUTPUT)/workloads/gpu_driver_late
 DEMO := $(OUTPUT)/demo/fit_demo
 # The SPANK plugin is loaded by slurmstepd, srun and sbatch, never sanitized: it lives in .output/
 # for both builds, and the tests of either build load that one.
@@ -178,6 +180,26 @@ $(OUTPUT)/workloads/dlopen_driver: tools/workloads/dlopen_driver.c | $(OUTPUT)/w
 $(OUTPUT)/workloads/libunitfit.so: tools/workloads/lib/libunitfit.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
+
+# The fake CUDA driver (no GPU in CI): the real SONAME, and its exports bound to themselves, so
+# cuGetProcAddress hands out the addresses dlsym gives, as the real driver does.
+$(OUTPUT)/workloads/fakecuda/libcuda.so.1: tools/workloads/gpu/fake_libcuda.c \
+		tools/workloads/gpu/fake_cuda.h | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -shared -fPIC -pthread \
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions $< -o $@
+
+$(OUTPUT)/workloads/gpu_driver: tools/workloads/gpu/gpu_driver.c tools/workloads/gpu/fake_cuda.h \
+		$(OUTPUT)/workloads/fakecuda/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -pthread $< -o $@ \
+		-L$(OUTPUT)/workloads/fakecuda -l:libcuda.so.1 -ldl
+
+$(OUTPUT)/workloads/gpu_driver_late: tools/workloads/gpu/gpu_driver.c tools/workloads/gpu/fake_cuda.h \
+		| $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -pthread -DGPU_LATE_DLOPEN $< -o $@ -ldl
 
 # A stripped copy, for the error a stripped binary gets.
 $(OUTPUT)/workloads/units-stripped: $(OUTPUT)/workloads/units

@@ -5,6 +5,7 @@
  * Sizes here are defaults: the loader resizes maps before load.
  */
 #include "compat.bpf.h"
+#include "gpu.bpf.h"
 
 procs_map_t procs SEC(".maps");
 tracked_tasks_map_t tracked_tasks SEC(".maps");
@@ -15,6 +16,12 @@ pending_mm_map_t pending_mm SEC(".maps");
 pending_write_map_t pending_write SEC(".maps");
 events_map_t events SEC(".maps");
 baseline_lock_map_t baseline_lock SEC(".maps");
+gpu_calls_map_t gpu_calls SEC(".maps");
+gpu_allocs_map_t gpu_allocs SEC(".maps");
+gpu_ctxs_map_t gpu_ctxs SEC(".maps");
+gpu_threads_map_t gpu_threads SEC(".maps");
+gpu_procs_map_t gpu_procs SEC(".maps");
+gpu_units_map_t gpu_units SEC(".maps");
 
 const volatile __u32 nr_possible_cpus = 1;
 const volatile __u32 thread_rss_caches;

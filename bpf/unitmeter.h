@@ -48,6 +48,15 @@
 #define UM_TIMELINE_SHIFT 20
 #define UM_TIMELINE_SLOTS 4096
 
+/*
+ * Device memory held through the CUDA driver API (gpu.bpf.c): per device for devices 0 to
+ * UM_GPU_DEVICES - 1, and one slot more for bytes whose device is not known (a thread whose
+ * current context was not seen made, or a device number past the table): null in the outputs.
+ */
+#define UM_GPU_DEVICES 8
+#define UM_GPU_SLOTS (UM_GPU_DEVICES + 1)
+#define UM_GPU_UNKNOWN_DEVICE UM_GPU_DEVICES
+
 /* One figure over one bucket. */
 struct um_timeline_range {
 	__u64 max_bytes;
@@ -168,8 +177,16 @@ struct um_unit_record {
 	/* the memory cgroup's charge at entry and its peak in the window; UM_CHARGE_UNKNOWN: none */
 	__u64 start_charge_bytes;
 	__u64 peak_charge_bytes;
+	/* device memory through the driver API: the scope's high-water marks in the window, of
+	 * all devices together, per device slot, and of managed memory; gpu_seen 0: the scope
+	 * never called an allocation entry point (the figures are null) */
+	__u64 peak_gpu_bytes;
+	__u64 peak_gpu_device_bytes[UM_GPU_SLOTS];
+	__u64 peak_gpu_managed_bytes;
+	__u32 gpu_seen;
+	__u32 gpu_pad;
 };
-_Static_assert(sizeof(struct um_unit_record) == 112, "um_unit_record layout");
+_Static_assert(sizeof(struct um_unit_record) == 208, "um_unit_record layout");
 
 /* procs map value, keyed by tgid. */
 struct um_proc {
@@ -263,6 +280,57 @@ struct um_unit {
 	__u64 start_charge_bytes;
 	__u64 peak_charge_bytes;
 	__u64 start_charge_watermark; /* the kernel's high-water mark of the charge at entry */
+};
+
+/* --- device memory through the CUDA driver API (gpu.bpf.c, gpu.bpf.h) --------------------- */
+
+/* What an entry probe saved for its return (gpu_calls, keyed by tid). */
+enum um_gpu_call {
+	UM_GPU_ALLOC = 1,   /* (CUdeviceptr *dptr, size_t bytes, ...) */
+	UM_GPU_MANAGED,     /* cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, flags) */
+	UM_GPU_PITCH,       /* cuMemAllocPitch_v2(dptr*, size_t *pitch, W, H, elem): pitch x H */
+	UM_GPU_CREATE,      /* cuMemCreate(handle*, size, const prop*, flags) */
+	UM_GPU_FREE,        /* (CUdeviceptr dptr, ...) */
+	UM_GPU_RELEASE,     /* cuMemRelease(handle) */
+	UM_GPU_CTX_RETAIN,  /* cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) */
+	UM_GPU_CTX_CREATE,  /* cuCtxCreate_v2(CUcontext *ctx, flags, CUdevice dev) */
+	UM_GPU_CTX_SET,     /* cuCtxSetCurrent(CUcontext ctx) */
+};
+
+struct um_gpu_call_args {
+	__u32 call; /* enum um_gpu_call */
+	__u32 device; /* CREATE: the prop's device; CTX_*: the device argument */
+	__u64 out;  /* the out-parameter's address, or the pointer/handle/context freed or set */
+	__u64 bytes; /* the size asked for; PITCH: the height */
+	__u64 pitch_out; /* PITCH: where the pitch is written */
+};
+
+/* gpu_allocs key: an address (kind 0) or a VMM handle (kind 1) of one process. */
+struct um_gpu_key {
+	__u32 tgid;
+	__u32 kind;
+	__u64 id;
+};
+
+struct um_gpu_alloc {
+	__u64 bytes;
+	__u32 slot; /* a device slot, or UM_GPU_SLOTS for managed memory */
+	__u32 pad;
+};
+
+/* Live device bytes of a scope: a process (gpu_procs) or an open unit (gpu_units). */
+struct um_gpu_live {
+	__s64 device[UM_GPU_SLOTS];
+	__s64 total;
+	__s64 managed;
+};
+
+struct um_gpu_unit {
+	__u64 id; /* the unit these figures are of; another id: not started yet */
+	struct um_gpu_live live;
+	__u64 peak_device[UM_GPU_SLOTS];
+	__u64 peak_total;
+	__u64 peak_managed;
 };
 
 #endif /* UNITMETER_H */

@@ -9,6 +9,7 @@
  */
 #include "model.bpf.h"
 #include "charge.bpf.h"
+#include "gpu.bpf.h"
 
 /* Unit records waiting in the ring before the reader is woken: ~600 units. */
 #define UM_WAKEUP_BYTES (64 * 1024)
@@ -152,6 +153,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		rec->threads = unit->threads;
 		rec->start_charge_bytes = unit->start_charge_bytes;
 		rec->peak_charge_bytes = peak_charge;
+		gpu_unit_close_locked(id, rec);
 		/*
 		 * Waking the reader for every unit costs more than a tiny unit itself: wake it only
 		 * when a batch is waiting; its 100 ms poll picks up the rest.

@@ -15,6 +15,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 #define um_cas(p, expected, desired) __sync_val_compare_and_swap(p, expected, desired)
+#define um_fetch_add(p, v) __sync_fetch_and_add(p, v)
 
 #include "unitmeter.h"
 #include "model_pure.bpf.h"

@@ -24,6 +24,14 @@
 #define UM_KEY_PAGE_ALLOC_BYTES     "page_alloc_bytes"
 #define UM_KEY_START_CHARGE_BYTES   "start_charge_bytes"
 #define UM_KEY_PEAK_CHARGE_BYTES    "peak_charge_bytes"
+/* device memory through the CUDA driver API; null when the unit's scope made no such call */
+#define UM_KEY_PEAK_GPU_BYTES       "peak_gpu_bytes"
+#define UM_KEY_PEAK_GPU_MANAGED_BYTES "peak_gpu_managed_bytes"
+#define UM_KEY_GPU_DEVICES          "gpu_devices"
+/* [{"device": N or null (not known), "peak_bytes": N}], the devices that held any */
+#define UM_KEY_PEAK_GPU_BY_DEVICE   "peak_gpu_bytes_by_device"
+#define UM_KEY_DEVICE               "device"
+#define UM_KEY_PEAK_BYTES           "peak_bytes"
 #define UM_KEY_PROCESSES            "processes"
 #define UM_KEY_THREADS              "threads"
 #define UM_KEY_STATUS               "status"

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/fileio.h"
+#include "record/gpu_json.h"
 #include "record/manifest.h"
 #include "common/version.h"
 #include "record/run_record_internal.h"
@@ -219,6 +220,7 @@ static json_t *run_json(const struct run_record *r)
 				      "thread_rss_caches", c->thread_rss_caches,
 				      "lock_timeouts", (json_int_t)c->lock_timeouts));
 	charge_json(r, run);
+	gpu_run_json(&c->gpu, run);
 	json_object_set_new(run, "limits", limits_json(r));
 	json_object_set_new(run, "started_at", started_at(r));
 	json_object_set_new(run, "memory_timeline",

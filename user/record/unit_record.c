@@ -88,6 +88,46 @@ static void put_fixed(struct line *l, uint64_t v, int decimals)
 	} while (0)
 
 /*
+ * Its device memory through the driver API: the peaks, the devices that held any and each one's
+ * peak (device null: bytes of a thread whose context's device was not seen). All null when its
+ * scope made no such call; gpu_devices null when some bytes' device is not known.
+ */
+static void put_gpu(struct line *l, const struct um_unit_record *u)
+{
+	int known = 0, listed = 0;
+
+	if (!u->gpu_seen) {
+		put_lit(l, ", \"" UM_KEY_PEAK_GPU_BYTES "\": null, \"" UM_KEY_PEAK_GPU_MANAGED_BYTES
+			   "\": null, \"" UM_KEY_GPU_DEVICES "\": null, \"" UM_KEY_PEAK_GPU_BY_DEVICE
+			   "\": null");
+		return;
+	}
+	put_u64_member(l, UM_KEY_PEAK_GPU_BYTES, u->peak_gpu_bytes);
+	put_u64_member(l, UM_KEY_PEAK_GPU_MANAGED_BYTES, u->peak_gpu_managed_bytes);
+	for (int i = 0; i < UM_GPU_DEVICES; i++)
+		known += u->peak_gpu_device_bytes[i] > 0;
+	if (u->peak_gpu_device_bytes[UM_GPU_UNKNOWN_DEVICE])
+		put_lit(l, ", \"" UM_KEY_GPU_DEVICES "\": null");
+	else
+		put_u64_member(l, UM_KEY_GPU_DEVICES, known);
+	put_lit(l, ", \"" UM_KEY_PEAK_GPU_BY_DEVICE "\": [");
+	for (int i = 0; i < UM_GPU_SLOTS; i++) {
+		if (!u->peak_gpu_device_bytes[i])
+			continue;
+		if (listed++)
+			put_lit(l, ", ");
+		put_lit(l, "{\"" UM_KEY_DEVICE "\": ");
+		if (i == UM_GPU_UNKNOWN_DEVICE)
+			put_lit(l, "null");
+		else
+			put_u64(l, i);
+		put_u64_member(l, UM_KEY_PEAK_BYTES, u->peak_gpu_device_bytes[i]);
+		put_lit(l, "}");
+	}
+	put_lit(l, "]");
+}
+
+/*
  * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
  * cost a JSON tree, or a printf, each (the spec strings are escaped once, by jansson, when the
  * record is made: run_record__new).
@@ -124,6 +164,7 @@ size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *sp
 		put_u64_member(&l, UM_KEY_START_CHARGE_BYTES, u->start_charge_bytes);
 		put_u64_member(&l, UM_KEY_PEAK_CHARGE_BYTES, u->peak_charge_bytes);
 	}
+	put_gpu(&l, u);
 	put_u64_member(&l, UM_KEY_PROCESSES, u->processes);
 	put_u64_member(&l, UM_KEY_THREADS, u->threads);
 	put_lit(&l, ", \"" UM_KEY_STATUS "\": ");

@@ -12,8 +12,9 @@
 #include <jansson.h>
 #include "unitmeter.h"
 
-/* A unit's line: its figures take under 600 bytes; its spec, escaped, at most 6 bytes a byte. */
-#define UNIT_LINE_MAX (1024 + 6 * UM_SPEC_TEXT_MAX)
+/* A unit's line: its figures take under 1,300 bytes (device memory per device slot included);
+ * its spec, escaped, at most 6 bytes a byte. */
+#define UNIT_LINE_MAX (2048 + 6 * UM_SPEC_TEXT_MAX)
 
 static inline double um_seconds(uint64_t ns)
 {

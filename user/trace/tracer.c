@@ -18,6 +18,7 @@
 #include "common/grow.h"
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "trace/gpu_probes.h"
 #include "trace/kernel.h"
 #include "common/log.h"
 #include "trace/spec.h"
@@ -54,6 +55,8 @@ struct tracer {
 	/* held at their exec, queued by the ring's callback in record order for the caller's loop */
 	struct held_exec *held;
 	size_t n_held, cap_held;
+	char gpu_library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none */
+	pid_t attached_pid; /* attach's target, tracked as it runs (0: run) */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -445,6 +448,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		char path[64], *status;
 		uint64_t rss;
 
+		t->attached_pid = pid;
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 		status = um_read_text(path);
 		if (!status)
@@ -468,6 +472,43 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 	if (err)
 		um_err("cannot start tracking process %d: %s", pid, strerror(-err));
 	return err;
+}
+
+/* Keep a probe's link with the units' (gpu_probes_attach's keep): destroyed with them. */
+static int keep_link(void *ctx, struct bpf_link *link)
+{
+	struct tracer *t = ctx;
+	struct bpf_link **links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 1,
+					  sizeof(*links), 16);
+
+	if (!links) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->unit_links = links;
+	t->unit_links[t->n_unit_links++] = link;
+	return 0;
+}
+
+/*
+ * The CUDA driver's allocation entry points, on the file the command would load: the kernel
+ * plants them only in processes that map it, so a process that never does pays nothing.
+ */
+static int attach_gpu_probes(struct tracer *t)
+{
+	int probed;
+
+	if (!gpu_library_find(t->attached_pid, t->gpu_library, sizeof(t->gpu_library))) {
+		um_info("no %s found: device memory is not traced", "libcuda.so.1");
+		return 0;
+	}
+	probed = gpu_probes_attach(t->skel, t->gpu_library, keep_link, t);
+	if (probed < 0)
+		return probed;
+	um_info("device memory: %d entry points probed in %s", probed, t->gpu_library);
+	if (!probed)
+		t->gpu_library[0] = '\0';
+	return 0;
 }
 
 static int attach_unit_target(struct tracer *t, const struct unit_target *target,
@@ -559,6 +600,10 @@ int tracer__attach(struct tracer *t)
 			warn_uretprobe_seccomp();
 			break;
 		}
+	/* before the units' (attach: a unit whose entry is seen has every device call seen) */
+	err = attach_gpu_probes(t);
+	if (err)
+		return err;
 	for (size_t i = 0; i < t->cfg->n_targets; i++) {
 		if (!t->cfg->targets[i].path)
 			continue; /* attached when a program defining it is exec'd */
@@ -633,6 +678,8 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->charge_unwatched = t->skel->bss->charge_unwatched;
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
+	gpu_counters_read(t->skel, &c->gpu);
+	snprintf(c->gpu.library, sizeof(c->gpu.library), "%s", t->gpu_library);
 }
 
 struct unitmeter_bpf *tracer__skel(struct tracer *t)

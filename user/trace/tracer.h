@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "record/timeline.h"
+#include "trace/gpu_probes.h"
 #include "unitmeter.h"
 
 struct tracer;
@@ -59,6 +60,7 @@ struct tracer_counters {
 	uint64_t charge_unwatched; /* units open while every watcher was taken: charge null */
 	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
 	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
+	struct gpu_counters gpu; /* device memory through the CUDA driver API */
 };
 
 /* A tracked process still alive when tracing stops, with its slices closed at that moment. */

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Device memory through the CUDA driver API, against the fake libcuda.so.1 the suite builds
+ * (tools/workloads/gpu/): each unit of gpu_driver holds device bytes the schedule fixes, so
+ * every expected peak is exact. The fake is found as the loader would find it, through the
+ * LD_LIBRARY_PATH unitmeter and the command share.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#define MIB 1048576LL
+
+TestSuite(gpu, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
+
+/* In unitmeter's process before its exec; not workload(), whose buffer the args point to. */
+static void with_fake_driver(void)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/fakecuda",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+}
+
+static void run_driver(struct um_result *r, const char *driver, const char *mode)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload(driver), mode, NULL };
+
+	um_run_with(r, true, args, with_fake_driver);
+	cr_assert_eq(r->status, 0, "%s %s: status %d: %s", driver, mode, r->status, r->err);
+	cr_assert_not_null(r->truth, "%s %s printed no truth: %s", driver, mode, r->err);
+	cr_assert_eq(jnum(r->truth, "units"), json_array_size(jget(r->manifest, "units")),
+		     "%s %s: units", driver, mode);
+}
+
+static long long unit_num(const json_t *units, size_t i, const char *key)
+{
+	return (long long)jnum(json_array_get(units, i), key);
+}
+
+/* Unit i's peak per device: device -1 is the null one; every listed device must be expected. */
+static void expect_devices(const json_t *unit, size_t i, int n, const int *devices,
+			   const long long *peaks)
+{
+	json_t *list = jget(unit, "peak_gpu_bytes_by_device"), *d;
+	size_t k;
+
+	cr_assert(json_is_array(list), "unit %zu: no per-device list", i);
+	cr_expect_eq(json_array_size(list), (size_t)n, "unit %zu: %zu devices listed", i,
+		     json_array_size(list));
+	json_array_foreach(list, k, d) {
+		json_t *dev = jget(d, "device");
+		int device = json_is_null(dev) ? -1 : (int)json_integer_value(dev);
+		bool expected = false;
+
+		for (int j = 0; j < n; j++)
+			if (devices[j] == device) {
+				expected = true;
+				cr_expect_eq((long long)jnum(d, "peak_bytes"), peaks[j],
+					     "unit %zu device %d: %.0f", i, device, jnum(d, "peak_bytes"));
+			}
+		cr_expect(expected, "unit %zu: device %d not expected", i, device);
+	}
+}
+
+/* The three units of the calls schedule: 6, 8 and 4 MiB, all on device 0. */
+static void expect_calls(const char *driver, const char *mode)
+{
+	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
+	struct um_result r;
+	json_t *units;
+
+	run_driver(&r, driver, mode);
+	units = jget(r.manifest, "units");
+	for (size_t i = 0; i < 3; i++) {
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i], "%s unit %zu: %lld", mode,
+			     i, unit_num(units, i, "peak_gpu_bytes"));
+		cr_expect_eq(unit_num(units, i, "peak_gpu_managed_bytes"), 0);
+		cr_expect_eq(unit_num(units, i, "gpu_devices"), 1);
+		expect_devices(json_array_get(units, i), i, 1, (int[]){ 0 }, &peaks[i]);
+	}
+	/* the stream carries the same keys as the manifest */
+	cr_expect_eq((long long)jnum(json_array_get(r.units, 0), "peak_gpu_bytes"), peaks[0]);
+	cr_expect_eq((long long)jnum(jget(r.manifest, "run"), "peak_gpu_bytes"), 8 * MIB);
+	um_result_free(&r);
+}
+
+Test(gpu, calls_through_the_plt)
+{
+	expect_calls("gpu_driver", "plt");
+}
+
+Test(gpu, calls_through_dlsym)
+{
+	expect_calls("gpu_driver", "dlsym");
+}
+
+/* cudart's path: pointers from cuGetProcAddress_v2, the _ptsz exports under the flag */
+Test(gpu, calls_through_cuGetProcAddress_per_thread_stream)
+{
+	struct um_result r;
+
+	run_driver(&r, "gpu_driver", "procaddr");
+	cr_assert(json_is_true(jget(r.truth, "ptsz")), "the fake gave no _ptsz exports");
+	um_result_free(&r);
+	expect_calls("gpu_driver", "procaddr");
+}
+
+Test(gpu, library_dlopened_after_tracing_began)
+{
+	expect_calls("gpu_driver_late", "dlsym");
+}
+
+/* Wait (up to 60 s: an emulated guest is slow) until pid has exec'd and mapped the driver. */
+static bool target_mapped_the_driver(pid_t pid)
+{
+	char path[64], *maps;
+	bool mapped = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int waited = 0; !mapped && waited < 600; waited++) {
+		maps = slurp_file(path);
+		mapped = maps && strstr(maps, "/libcuda.so.1");
+		free(maps);
+		if (!mapped)
+			usleep(100000);
+	}
+	return mapped;
+}
+
+/*
+ * attach: the library is found in the target's maps (unitmeter's own environment does not
+ * name it), and the units after the attach are exact.
+ */
+Test(gpu, attach_finds_the_library_the_target_mapped)
+{
+	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
+	char pidtext[16];
+	/* the duration: a bound should the target's exit be missed (the test, its parent, reaps
+	 * it only after unitmeter has ended) */
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", "--duration",
+			       "60", NULL };
+	struct um_result r;
+	const char *library;
+	json_t *units;
+	pid_t target;
+	int status;
+
+	target = fork();
+	cr_assert(target >= 0);
+	if (target == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1); /* its truth line is the schedule's, known here */
+		with_fake_driver();
+		execl(workload("gpu_driver"), "gpu_driver", "attach", (char *)NULL);
+		_exit(99);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", target);
+	cr_assert(target_mapped_the_driver(target), "the target never mapped libcuda.so.1");
+	um_run(&r, true, args);
+	cr_assert_eq(waitpid(target, &status, 0), target);
+	cr_assert_eq(status, 0, "the target failed: %d", status);
+	cr_assert_not_null(r.manifest, "status %d: %s", r.status, r.err);
+	library = json_string_value(jget(jget(jget(r.manifest, "run"), "gpu"), "library"));
+	cr_expect(library && strstr(library, "/proc/") && strstr(library, "fakecuda/libcuda.so.1"),
+		  "not the mapped library: %s", library ? library : "null");
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), r.err);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i], "unit %zu: %lld", i,
+			     unit_num(units, i, "peak_gpu_bytes"));
+	um_result_free(&r);
+}
+
+/* One unit's peak, managed peak and devices: a schedule of a single unit. */
+static void expect_one(const char *mode, long long peak, long long managed, int n_devices,
+		       const int *devices, const long long *peaks, json_t **run_out,
+		       struct um_result *r)
+{
+	json_t *units, *u;
+
+	run_driver(r, "gpu_driver", mode);
+	units = jget(r->manifest, "units");
+	u = json_array_get(units, 0);
+	cr_expect_eq(unit_num(units, 0, "peak_gpu_bytes"), peak, "%s: %lld, expected %lld", mode,
+		     unit_num(units, 0, "peak_gpu_bytes"), peak);
+	cr_expect_eq(unit_num(units, 0, "peak_gpu_managed_bytes"), managed, "%s: managed %lld",
+		     mode, unit_num(units, 0, "peak_gpu_managed_bytes"));
+	expect_devices(u, 0, n_devices, devices, peaks);
+	*run_out = jget(r->manifest, "run");
+}
+
+Test(gpu, several_threads_hold_at_once)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("threads", 10 * MIB, 0, 1, (int[]){ 0 }, (long long[]){ 10 * MIB }, &run, &r);
+	cr_expect_eq(unit_num(jget(r.manifest, "units"), 0, "threads"), 5);
+	um_result_free(&r);
+}
+
+Test(gpu, failed_allocation_is_not_counted)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("failed", 3 * MIB, 0, 1, (int[]){ 0 }, (long long[]){ 3 * MIB }, &run, &r);
+	cr_expect_eq(jnum(jget(run, "gpu"), "failed_calls"), 1);
+	um_result_free(&r);
+}
+
+Test(gpu, free_of_an_unknown_address_takes_nothing_off)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("unknown_free", 2 * MIB, 0, 1, (int[]){ 0 }, (long long[]){ 2 * MIB }, &run, &r);
+	cr_expect_eq(jnum(jget(run, "gpu"), "failed_calls"), 1);
+	um_result_free(&r);
+}
+
+/* 5 MiB held at the unit's start and freed in it: the unit held 5 MiB; the next one none */
+Test(gpu, memory_allocated_before_the_unit_and_freed_in_it)
+{
+	struct um_result r;
+	json_t *units;
+
+	run_driver(&r, "gpu_driver", "before");
+	units = jget(r.manifest, "units");
+	cr_expect_eq(unit_num(units, 0, "peak_gpu_bytes"), 5 * MIB, "%lld",
+		     unit_num(units, 0, "peak_gpu_bytes"));
+	cr_expect_eq(unit_num(units, 1, "peak_gpu_bytes"), 0);
+	cr_expect_eq(unit_num(units, 1, "gpu_devices"), 0);
+	um_result_free(&r);
+}
+
+/* cuMemCreate on device 1 counts there; a host-located one is not device memory */
+Test(gpu, vmm_create_and_release_device_located_only)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("vmm", 2 * MIB, 0, 1, (int[]){ 1 }, (long long[]){ 2 * MIB }, &run, &r);
+	cr_expect_eq(unit_num(jget(r.manifest, "units"), 0, "gpu_devices"), 1);
+	um_result_free(&r);
+}
+
+/* the pitch the driver chose (1000 bytes rounded to 1024) times the height */
+Test(gpu, pitch_allocation_is_pitch_times_height)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("pitch", 1024 * 300, 0, 1, (int[]){ 0 }, (long long[]){ 1024 * 300 }, &run, &r);
+	um_result_free(&r);
+}
+
+Test(gpu, managed_memory_counted_apart)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("managed", 1 * MIB, 3 * MIB, 1, (int[]){ 0 }, (long long[]){ 1 * MIB }, &run, &r);
+	cr_expect_eq((long long)jnum(run, "peak_gpu_managed_bytes"), 3 * MIB);
+	um_result_free(&r);
+}
+
+/* a child forked inside the unit is in its scope: 1 MiB of the parent's and 2 of its own */
+Test(gpu, forked_child_in_the_unit_scope)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("fork", 3 * MIB, 0, 1, (int[]){ 0 }, (long long[]){ 3 * MIB }, &run, &r);
+	cr_expect_eq(unit_num(jget(r.manifest, "units"), 0, "processes"), 2);
+	um_result_free(&r);
+}
+
+Test(gpu, devices_from_the_current_context)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("devices", 3 * MIB, 0, 2, (int[]){ 0, 1 }, (long long[]){ 1 * MIB, 2 * MIB },
+		   &run, &r);
+	cr_expect_eq(unit_num(jget(r.manifest, "units"), 0, "gpu_devices"), 2);
+	cr_expect_eq(jnum(run, "gpu_devices"), 2);
+	um_result_free(&r);
+}
+
+/* no context made current by a call seen: the bytes count, their device is null */
+Test(gpu, device_unknown_without_a_context)
+{
+	struct um_result r;
+	json_t *run;
+
+	expect_one("nocontext", 1 * MIB, 0, 1, (int[]){ -1 }, (long long[]){ 1 * MIB }, &run, &r);
+	cr_expect(json_is_null(jget(json_array_get(jget(r.manifest, "units"), 0), "gpu_devices")));
+	cr_expect(json_is_null(jget(run, "gpu_devices")));
+	um_result_free(&r);
+}
+
+/* a fit in Python that reaches the driver through ctypes, as frameworks' bindings do */
+Test(gpu, python_fit_through_ctypes)
+{
+	static const long long sizes[] = { 3 * MIB, 7 * MIB, 5 * MIB };
+	char script[512];
+	const char *args[] = { "run", "-q", "--unit", "python:fit_gpu", "/usr/bin/python3", script,
+			       "3,7,5", NULL };
+	struct um_result r;
+	json_t *units;
+
+	snprintf(script, sizeof(script), "%s/../../tools/workloads/python/gpu_fit.py",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	um_run_with(&r, true, args, with_fake_driver);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), r.err);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), sizes[i], "unit %zu: %lld", i,
+			     unit_num(units, i, "peak_gpu_bytes"));
+	um_result_free(&r);
+}
+
+/*
+ * A CPU-only command with the driver found: the probes are attached to the library's file, so
+ * a process that never maps it never hits one; its figures are null, with the reason.
+ */
+Test(gpu, cpu_only_command_has_null_figures_and_no_calls)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode",
+			       "spikes", "--sizes", "4", NULL };
+	struct um_result r;
+	json_t *u, *run, *gpu;
+
+	um_run_with(&r, true, args, with_fake_driver);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	u = json_array_get(jget(r.manifest, "units"), 0);
+	run = jget(r.manifest, "run");
+	gpu = jget(run, "gpu");
+	cr_expect(json_is_null(jget(u, "peak_gpu_bytes")));
+	cr_expect(json_is_null(jget(u, "peak_gpu_bytes_by_device")));
+	cr_expect(json_is_null(jget(run, "peak_gpu_bytes")));
+	cr_expect(json_is_string(jget(gpu, "library")), "the fake driver was not found");
+	cr_expect_eq(jnum(gpu, "calls"), 0);
+	cr_expect(json_is_string(jget(gpu, "reason")));
+	um_result_free(&r);
+}

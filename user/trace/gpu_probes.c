@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "common/log.h"
+#include "trace/gpu_probes.h"
+#include "unitmeter.skel.h"
+
+#define GPU_LIBRARY "libcuda.so.1"
+
+/* Where the loader looks after LD_LIBRARY_PATH and its cache (ld.so(8), this architecture). */
+static const char *const default_dirs[] = {
+#if defined(__x86_64__)
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+#elif defined(__aarch64__)
+	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+#endif
+	"/lib64", "/usr/lib64", "/lib", "/usr/lib",
+};
+
+/* A toolkit's stubs/libcuda.so only links programs: it has no driver behind it. */
+static bool usable(const char *path)
+{
+	return !strstr(path, "/stubs/") && access(path, R_OK) == 0;
+}
+
+static bool found_in_dir(const char *dir, char *path, size_t len)
+{
+	if (!*dir)
+		dir = "."; /* an empty LD_LIBRARY_PATH entry is the current directory (ld.so(8)) */
+	snprintf(path, len, "%s/%s", dir, GPU_LIBRARY);
+	return usable(path);
+}
+
+static bool found_in_cache(char *path, size_t len)
+{
+	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+	char line[4096];
+	bool found = false;
+
+	if (!p)
+		return false;
+	/* "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1" */
+	while (!found && fgets(line, sizeof(line), p)) {
+		char *arrow = strstr(line, " => ");
+
+		if (!arrow || strncmp(line + strspn(line, " \t"), GPU_LIBRARY " ",
+				      sizeof(GPU_LIBRARY)) != 0)
+			continue;
+		arrow[strcspn(arrow, "\n")] = '\0';
+		snprintf(path, len, "%s", arrow + 4);
+		found = usable(path);
+	}
+	pclose(p);
+	return found;
+}
+
+/* The libcuda.so.1 a running process has mapped, from /proc/PID/maps. */
+static bool found_mapped(pid_t pid, char *path, size_t len)
+{
+	char maps[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+		const char *base;
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (strcmp(base, GPU_LIBRARY) == 0) {
+			snprintf(path, len, "/proc/%d/root%s", (int)pid, file);
+			found = usable(path);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+bool gpu_library_find(pid_t mapped_by, char *path, size_t len)
+{
+	const char *env = getenv("LD_LIBRARY_PATH");
+
+	if (mapped_by > 0 && found_mapped(mapped_by, path, len))
+		return true;
+	if (env) {
+		char *dirs = strdup(env), *save = NULL;
+		bool found = false;
+
+		for (char *dir = dirs ? strtok_r(dirs, ":;", &save) : NULL; dir && !found;
+		     dir = strtok_r(NULL, ":;", &save))
+			found = found_in_dir(dir, path, len);
+		free(dirs);
+		if (found)
+			return true;
+	}
+	if (found_in_cache(path, len))
+		return true;
+	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+		if (found_in_dir(default_dirs[i], path, len))
+			return true;
+	path[0] = '\0';
+	return false;
+}
+
+enum gpu_entry { ALLOC, MANAGED, PITCH, CREATE, FREE, RELEASE, CTX_RETAIN, CTX_CREATE, CTX_SET };
+
+/* Every exported name that allocates or frees device memory, or names a thread's device. */
+static const struct {
+	const char *symbol;
+	enum gpu_entry entry;
+} entry_points[] = {
+	{ "cuMemAlloc_v2", ALLOC },
+	{ "cuMemAlloc", ALLOC },
+	{ "cuMemAllocAsync", ALLOC },
+	{ "cuMemAllocAsync_ptsz", ALLOC },
+	{ "cuMemAllocFromPoolAsync", ALLOC },
+	{ "cuMemAllocFromPoolAsync_ptsz", ALLOC },
+	{ "cuMemAllocManaged", MANAGED },
+	{ "cuMemAllocPitch_v2", PITCH },
+	{ "cuMemCreate", CREATE },
+	{ "cuMemFree_v2", FREE },
+	{ "cuMemFree", FREE },
+	{ "cuMemFreeAsync", FREE },
+	{ "cuMemFreeAsync_ptsz", FREE },
+	{ "cuMemRelease", RELEASE },
+	{ "cuDevicePrimaryCtxRetain", CTX_RETAIN },
+	{ "cuCtxCreate_v2", CTX_CREATE },
+	{ "cuCtxSetCurrent", CTX_SET },
+};
+
+static struct bpf_program *entry_program(struct unitmeter_bpf *skel, enum gpu_entry entry)
+{
+	switch (entry) {
+	case ALLOC:
+		return skel->progs.gpu_alloc_enter;
+	case MANAGED:
+		return skel->progs.gpu_managed_enter;
+	case PITCH:
+		return skel->progs.gpu_pitch_enter;
+	case CREATE:
+		return skel->progs.gpu_create_enter;
+	case FREE:
+		return skel->progs.gpu_free_enter;
+	case RELEASE:
+		return skel->progs.gpu_release_enter;
+	case CTX_RETAIN:
+		return skel->progs.gpu_ctx_retain_enter;
+	case CTX_CREATE:
+		return skel->progs.gpu_ctx_create_enter;
+	case CTX_SET:
+		return skel->progs.gpu_ctx_set_enter;
+	}
+	return NULL;
+}
+
+int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
+		      int (*keep)(void *ctx, struct bpf_link *link), void *ctx)
+{
+	int probed = 0;
+
+	for (size_t i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = entry_points[i].symbol);
+		struct bpf_link *link;
+		int err;
+
+		/* the return first: an entry whose return is not probed would leave its arguments
+		 * behind (as for units, tracer.c) */
+		for (int ret = 1; ret >= 0; ret--) {
+			opts.retprobe = ret;
+			link = bpf_program__attach_uprobe_opts(
+				ret ? skel->progs.gpu_return : entry_program(skel, entry_points[i].entry),
+				-1 /* every process: the BPF side filters */, path, 0, &opts);
+			if (!link) {
+				err = -errno;
+				/* an older driver lacks the newer names: probe those it has */
+				if (err == -ENOENT || err == -ESRCH)
+					break;
+				um_err("cannot attach a probe to %s in %s: %s", entry_points[i].symbol,
+				       path, strerror(-err));
+				return err;
+			}
+			err = keep(ctx, link);
+			if (err)
+				return err;
+			if (!ret)
+				probed++;
+		}
+	}
+	return probed;
+}
+
+void gpu_counters_read(const struct unitmeter_bpf *skel, struct gpu_counters *out)
+{
+	out->seen = skel->bss->gpu_calls_seen > 0;
+	for (int i = 0; i < UM_GPU_SLOTS; i++)
+		out->peak_device_bytes[i] = skel->bss->gpu_group_peak_device[i];
+	out->peak_bytes = skel->bss->gpu_group_peak_total;
+	out->peak_managed_bytes = skel->bss->gpu_group_peak_managed;
+	out->calls = skel->bss->gpu_calls_seen;
+	out->failed_calls = skel->bss->gpu_calls_failed;
+	out->unknown_frees = skel->bss->gpu_unknown_frees;
+}

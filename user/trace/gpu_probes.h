@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Device memory through the CUDA driver API: the libcuda.so.1 a traced command would load, the
+ * probes on its allocation entry points (bpf/gpu.bpf.c), and the run's figures read back.
+ */
+#ifndef UM_GPU_PROBES_H
+#define UM_GPU_PROBES_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "unitmeter.h"
+
+struct unitmeter_bpf;
+struct bpf_link;
+
+/* The run's device memory, as the probes left it at the end. */
+struct gpu_counters {
+	char library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none was found */
+	bool seen;              /* a traced process returned from a probed call */
+	uint64_t peak_device_bytes[UM_GPU_SLOTS]; /* the last slot: device not known */
+	uint64_t peak_bytes;
+	uint64_t peak_managed_bytes;
+	uint64_t calls;
+	uint64_t failed_calls;
+	uint64_t unknown_frees;
+};
+
+/*
+ * The libcuda.so.1 to probe: the one process mapped_by (attach's target; 0: none) has mapped,
+ * else the one the dynamic loader would give a command started now with this process's
+ * environment: LD_LIBRARY_PATH, then the loader's cache (ldconfig -p), then the default
+ * directories; never a toolkit's stubs/ copy. False when there is none (no GPU driver).
+ */
+bool gpu_library_find(pid_t mapped_by, char *path, size_t len);
+
+/*
+ * Attach the probes to every entry point the library at path exports, with pid -1: they fire
+ * in any process that maps the file, now or after a dlopen, and the BPF side keeps only the
+ * tracked ones. Each link is handed to keep (which owns it from then on). Returns the number of
+ * entry points probed, or a negative errno.
+ */
+int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
+		      int (*keep)(void *ctx, struct bpf_link *link), void *ctx);
+
+/* The run's figures from the skeleton's globals. */
+void gpu_counters_read(const struct unitmeter_bpf *skel, struct gpu_counters *out);
+
+#endif
