@@ -66,7 +66,6 @@
 #define UM_TASK_DEAD 0x00000080
 /* include/linux/sched/signal.h */
 #define UM_SIGNAL_GROUP_EXIT 0x00000004
-#define UM_PAGE_SIZE 4096
 /* include/linux/sched.h */
 #define UM_PF_IO_WORKER 0x00000010
 #define UM_PF_KTHREAD 0x00200000

@@ -17,6 +17,7 @@ events_map_t events SEC(".maps");
 baseline_lock_map_t baseline_lock SEC(".maps");
 
 const volatile __u32 nr_possible_cpus = 1;
+const volatile __u64 page_size;
 const volatile __u32 thread_rss_caches;
 const volatile __u64 charge_cgroup_id;
 

@@ -133,7 +133,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		pages = BPF_CORE_READ(mm, rss_stat.count[UM_MM_SHMEMPAGES].counter);
 		break;
 	}
-	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+	return pages > 0 ? (__u64)pages * page_size : 0;
 }
 
 #else /* per-CPU counters */
@@ -178,7 +178,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		if (counter->count == count)
 			break;
 	}
-	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+	return pages > 0 ? (__u64)pages * page_size : 0;
 }
 #endif /* UM_BASELINE */
 
@@ -324,7 +324,7 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), tgid;
-	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31);
+	__u64 bytes = page_size << (order & 31);
 	struct um_proc *proc;
 
 	/* every page allocated on the machine comes here: what sched_switch saw first (unless the

@@ -303,6 +303,11 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		goto fail;
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
+	/*
+	 * Every mm and memcg counter counts pages of the kernel's size (4K, 16K or 64K on arm64):
+	 * glibc's sysconf answers with the AT_PAGESZ the kernel handed this process, never -1.
+	 */
+	t->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
 	choose_programs(t);
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
