@@ -4,7 +4,8 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
-ARCH ?= x86
+# the kernel architecture as the anchors name it (x86, arm64), from this machine unless given
+ARCH ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc

@@ -4,8 +4,9 @@
 # other than this machine's own are listed in a private apt state under the cache, so the
 # system's apt configuration is never touched.
 #
-# usage: kernel-fetch.sh RELEASE        e.g. 5.10.0-46-amd64, 6.1.0-57-amd64, 6.12.117+deb13-amd64
-#        kernel-fetch.sh --list         the amd64 kernel releases the mirror offers
+# usage: kernel-fetch.sh RELEASE        e.g. 5.10.0-46-amd64, 6.1.0-57-amd64, 6.12.117+deb13-amd64,
+#                                       6.12.118+deb12-arm64, 6.12.118+deb12-arm64-16k
+#        kernel-fetch.sh --list [ARCH]  the kernel releases the mirror offers (amd64, or arm64)
 # Prints the unpacked tree (CACHE/RELEASE). CACHE is $UNITMETER_VM_CACHE, else /var/tmp/unitmeter-vm:
 # outside the source tree, so a clean clone and `git clean` keep the downloads.
 set -euo pipefail
@@ -15,10 +16,16 @@ list=false
 if [ "${1:-}" = --list ]; then
 	list=true
 elif [ $# -ne 1 ]; then
-	echo "usage: kernel-fetch.sh RELEASE | --list" >&2
+	echo "usage: kernel-fetch.sh RELEASE | --list [ARCH]" >&2
 	exit 2
 fi
 release=${1:-}
+# the package's architecture, from the flavour at the release's end (-arm64, -arm64-16k)
+if $list; then
+	arch=${2:-amd64}
+else
+	case $release in *-arm64 | *-arm64-*) arch=arm64 ;; *) arch=amd64 ;; esac
+fi
 
 if ! $list && [ -f "$cache/$release/boot/vmlinuz-$release" ]; then
 	echo "$cache/$release"
@@ -39,7 +46,9 @@ if [ -z "$main_uri" ]; then
 	exit 1
 fi
 
+# one apt state per architecture: the lists differ, and a fresh amd64 state is not read again
 state=$cache/apt
+[ "$arch" = amd64 ] || state=$cache/apt-$arch
 mkdir -p "$state/lists/partial" "$cache/debs"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 {
@@ -53,7 +62,8 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	fi
 } >"$state/sources.list"
 apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root)
+	-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root
+	-o APT::Architectures::=amd64 -o APT::Architectures::="$arch")
 
 # Package lists older than a day are read again; a fresh cache reads them once.
 if ! find "$state/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | grep -q .; then
@@ -62,11 +72,12 @@ fi
 
 if $list; then
 	apt-cache "${apt_opts[@]}" pkgnames linux-image- |
-		grep -E '^linux-image-[0-9][^ ]*-amd64$' | grep -v -- '-dbg' | sed 's/^linux-image-//' | sort -V
+		grep -E "^linux-image-[0-9][^ ]*-$arch(-[0-9a-z]+)?\$" | grep -v -e '-dbg' -e '-unsigned' |
+		sed 's/^linux-image-//' | sort -V
 	exit 0
 fi
 
-(cd "$cache/debs" && apt-get "${apt_opts[@]}" download -qq "linux-image-$release" >/dev/null)
+(cd "$cache/debs" && apt-get "${apt_opts[@]}" download -qq "linux-image-$release:$arch" >/dev/null)
 deb=$(ls "$cache/debs/linux-image-${release}_"*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { echo "kernel-fetch: linux-image-$release was not downloaded" >&2; exit 1; }
 rm -rf "$cache/$release.partial"

@@ -523,9 +523,11 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 }
 
 /* Kernels 6.11 to 6.13 (fixed in 6.14, and in 6.12.y) can kill a seccomp-confined process at a
- * uretprobe, since the return trampoline makes a syscall the filter may not allow. */
+ * uretprobe, since the return trampoline makes a syscall the filter may not allow. Only on
+ * x86-64: the uretprobe syscall exists nowhere else. */
 static void warn_uretprobe_seccomp(void)
 {
+#if defined(__x86_64__)
 	struct utsname u;
 	int major = 0, minor = 0;
 
@@ -535,6 +537,7 @@ static void warn_uretprobe_seccomp(void)
 		um_warn("kernel %s: return probes can kill a process that runs under a seccomp "
 			"filter (fixed in 6.14 and 6.12.y); sandboxed programs may die at a unit's end",
 			u.release);
+#endif
 }
 
 int tracer__attach(struct tracer *t)
