@@ -5,11 +5,13 @@
 .SUFFIXES:
 
 # the kernel architecture as the anchors name it (x86, arm64), from this machine unless given
-ARCH ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+HOST_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
 CXX ?= g++
+STRIP ?= strip
 
 ifeq ($(SAN),1)
 OUTPUT := .output-san
@@ -17,6 +19,21 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 else
 OUTPUT := .output
 SANFLAGS :=
+endif
+
+# Another architecture than this machine's (make ARCH=arm64): clang and lld against a sysroot of
+# Debian's libraries for it (tools/cross/sysroot.sh: unpacked, never installed), into
+# .output-ARCH; the programs, the test binary, the workloads and the demo, not the SPANK plugin.
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
+SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
+# -fuse-ld on every command (some rules compile and link in one): unused when only compiling
+CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld \
+	-Wno-unused-command-line-argument
+CC := clang $(CROSS_FLAGS)
+CXX := clang++ $(CROSS_FLAGS)
+STRIP := llvm-strip
+OUTPUT := $(OUTPUT)-$(ARCH)
 endif
 
 ifeq ($(V),1)
@@ -71,8 +88,14 @@ DEMO := $(OUTPUT)/demo/fit_demo
 # for both builds, and the tests of either build load that one.
 SPANK := .output/unitmeter_spank.so
 
+ifeq ($(ARCH),$(HOST_ARCH))
 .PHONY: all
 all: unitmeter
+else
+# no ./unitmeter link: it stays this machine's build
+.PHONY: all
+all: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO)
+endif
 
 unitmeter: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 	$(Q)ln -sf $< $@
@@ -183,7 +206,7 @@ $(OUTPUT)/workloads/libunitfit.so: tools/workloads/lib/libunitfit.c | $(OUTPUT)/
 # A stripped copy, for the error a stripped binary gets.
 $(OUTPUT)/workloads/units-stripped: $(OUTPUT)/workloads/units
 	$(call msg,STRIP,$@)
-	$(Q)strip -s -o $@ $<
+	$(Q)$(STRIP) -s -o $@ $<
 
 $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(call msg,CC,$@)
@@ -432,6 +455,6 @@ fuzz: deps $(FUZZ_BINS)
 
 .PHONY: clean
 clean:
-	rm -rf .output .output-san .output-fuzz unitmeter
+	rm -rf .output .output-san .output-fuzz .output-arm64 .output-san-arm64 unitmeter
 
 -include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/bpf/*.d)

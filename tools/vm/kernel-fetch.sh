@@ -32,43 +32,9 @@ if ! $list && [ -f "$cache/$release/boot/vmlinuz-$release" ]; then
 	exit 0
 fi
 
-# The mirror's base URIs, from deb822 sources or a classic sources.list.
-mirror_uris() {
-	sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null || true
-	sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' \
-		/etc/apt/sources.list 2>/dev/null || true
-}
-uris=$(mirror_uris | tr ' ' '\n' | sort -u)
-main_uri=$(echo "$uris" | grep -v -- '-security' | grep -E '/debian/?$' | head -1 || true)
-security_uri=$(echo "$uris" | grep -- '-security' | head -1 || true)
-if [ -z "$main_uri" ]; then
-	echo "kernel-fetch: no Debian mirror in /etc/apt (sources.list or sources.list.d/*.sources)" >&2
-	exit 1
-fi
-
-# one apt state per architecture: the lists differ, and a fresh amd64 state is not read again
-state=$cache/apt
-[ "$arch" = amd64 ] || state=$cache/apt-$arch
-mkdir -p "$state/lists/partial" "$cache/debs"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-{
-	for suite in bullseye bookworm bookworm-updates trixie; do
-		echo "deb [signed-by=$keyring] $main_uri $suite main"
-	done
-	if [ -n "$security_uri" ]; then
-		for suite in bullseye-security bookworm-security trixie-security; do
-			echo "deb [signed-by=$keyring] $security_uri $suite main"
-		done
-	fi
-} >"$state/sources.list"
-apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root
-	-o APT::Architectures::=amd64 -o APT::Architectures::="$arch")
-
-# Package lists older than a day are read again; a fresh cache reads them once.
-if ! find "$state/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | grep -q .; then
-	apt-get "${apt_opts[@]}" update -qq >/dev/null
-fi
+mkdir -p "$cache/debs"
+. "$(dirname "$0")/apt-private.sh"
+apt_private "$cache" "$arch"
 
 if $list; then
 	apt-cache "${apt_opts[@]}" pkgnames linux-image- |
