@@ -69,7 +69,7 @@ BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
-SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
+SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
 # user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
@@ -144,6 +144,17 @@ $(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_baseline_bpf > $@.tmp
 	$(Q)tools/skel-layout.sh $(OUTPUT)/unitmeter.skel.h unitmeter_bpf $@.tmp unitmeter_baseline_bpf
 	$(Q)mv $@.tmp $@
+
+# The fault hooks' trial (user/trace/fault_hook.c): an object of its own, outside the programs.
+$(OUTPUT)/probe/fault_hook.bpf.o: bpf/probe/fault_hook.bpf.c vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/fault_hook.skel.h: $(OUTPUT)/probe/fault_hook.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name fault_hook_bpf > $@
 
 $(OUTPUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)

@@ -81,10 +81,8 @@ int learn_cpu_offsets(void *ctx)
 	return cpu;
 }
 
-/* The end of every page fault: the faulting thread's cache took the fault's pages. Loaded only
- * where threads keep caches. */
-SEC("fexit/handle_mm_fault")
-int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
+/* The end of every page fault: the faulting thread's cache took the fault's pages. */
+static __always_inline int fault_done(void)
 {
 	/* loaded only where threads keep caches (one body in both builds, so both declare the
 	 * same programs) */
@@ -99,6 +97,23 @@ int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 	charge_sample(1);
 #endif
 	return 0;
+}
+
+/*
+ * Two hooks on the fault's end, the loader loading the one that attaches here (it tries both,
+ * user/trace/fault_hook.c): fexit needs ftrace direct calls, which arm64 gained in 6.4; a
+ * kretprobe (a trap at the return) attaches everywhere kprobes are, at a higher cost per fault.
+ */
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(handle_fault_done)
+{
+	return fault_done();
+}
+
+SEC("kretprobe/handle_mm_fault")
+int BPF_KRETPROBE(handle_fault_done_kretprobe)
+{
+	return fault_done();
 }
 
 /*

@@ -254,7 +254,11 @@ static void choose_programs(struct tracer *t)
 				bpf_program__set_autoload(spec_entry_program(t, cfg->targets[i].cookie),
 							  true);
 	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
-	bpf_program__set_autoload(t->skel->progs.handle_fault_done, t->kernel.thread_rss_caches);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done,
+				  t->kernel.thread_rss_caches && t->kernel.fault_hook == FAULT_HOOK_FEXIT);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done_kretprobe,
+				  t->kernel.thread_rss_caches &&
+					  t->kernel.fault_hook == FAULT_HOOK_KRETPROBE);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
 	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
 	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
