@@ -353,7 +353,7 @@ tracefs:
 UM_BASELINE_FILES := bpf/compat.bpf.h bpf/rss.bpf.c
 .PHONY: bpf-layout-check
 bpf-layout-check:
-	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*)); then \
+	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*.c bpf/*.h bpf/probe/*.c)); then \
 		echo "$@: UM_BASELINE outside $(UM_BASELINE_FILES): ask for a feature of bpf/compat.bpf.h"; \
 		exit 1; fi
 
@@ -406,14 +406,18 @@ bench-quick: bench-deps tracefs
 # The kernel matrix (tools/vm/): Debian 11, 12 and 13's kernels booted under qemu with this
 # machine's root inside, cgroup v1 and v2, plus this machine's own kernel; the kernel-sensitive
 # tests run in each. VMTEST_CELLS picks cells (RELEASE:v1, RELEASE:v2, host); default all.
-VM_PACKAGES := qemu-system-x86 busybox-static cpio kmod
+# qemu-system-arm has qemu-system-aarch64, for the arm64 cells
+VM_PACKAGES := qemu-system-x86 qemu-system-arm busybox-static cpio kmod
 VMTEST_CELLS ?=
 .PHONY: vmtest vm-deps
 vm-deps: deps
 	$(call install_missing,$(VM_PACKAGES))
 
+# the arm64 cells (all cells by default, or those named) run the arm64 build, cross-built here
+VMTEST_ARM64 := $(if $(VMTEST_CELLS),$(findstring -arm64,$(VMTEST_CELLS)),yes)
 vmtest: vm-deps tracefs
 	$(MAKE) build-test
+	$(if $(VMTEST_ARM64),$(MAKE) ARCH=arm64 all)
 	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
 		tools/vm/vmtest.sh $(VMTEST_CELLS)
