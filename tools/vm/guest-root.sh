@@ -14,7 +14,7 @@ root=$cache/root-$arch
 # a shell and the tools the suites call (busybox also for the initramfs), the tracer's
 # libraries, Python and numpy
 packages="base-files base-passwd dash bash coreutils libc-bin util-linux procps grep sed findutils
-gawk mawk hostname diffutils busybox-static libbpf1 libelf1 zlib1g libjansson4 libsimdjson14 libstdc++6
+gawk mawk hostname diffutils busybox-static bpftool libcap2 libbpf1 libelf1 zlib1g libjansson4 libsimdjson14 libstdc++6
 libcriterion3 python3 python3-numpy"
 
 if [ -f "$root/.complete" ]; then
@@ -41,6 +41,12 @@ cp "$root.partial/usr/share/base-passwd/group.master" "$root.partial/etc/group"
 # merged /usr: base-files ships no /bin, /lib links on Debian 12 (usrmerge makes them)
 for d in bin sbin lib; do
 	[ -e "$root.partial/$d" ] || ln -s "usr/$d" "$root.partial/$d"
+done
+# the links update-alternatives would make (no maintainer script runs): numpy's BLAS and LAPACK
+for lib in blas lapack; do
+	for dir in "$root.partial"/usr/lib/*-linux-gnu; do
+		[ -e "$dir/$lib/lib$lib.so.3" ] && ln -sfn "$lib/lib$lib.so.3" "$dir/lib$lib.so.3"
+	done
 done
 touch "$root.partial/.complete"
 mv "$root.partial" "$root"
