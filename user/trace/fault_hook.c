@@ -23,11 +23,13 @@ static bool attaches(bool fexit)
 
 enum fault_hook fault_hook_try(void)
 {
-	if (attaches(true))
-		return FAULT_HOOK_FEXIT;
-	if (attaches(false))
-		return FAULT_HOOK_KRETPROBE;
-	return FAULT_HOOK_NONE;
+	/* a refused attach is an answer here, not an error: libbpf's warning is not shown */
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	enum fault_hook hook = attaches(true)  ? FAULT_HOOK_FEXIT :
+			       attaches(false) ? FAULT_HOOK_KRETPROBE : FAULT_HOOK_NONE;
+
+	libbpf_set_print(print);
+	return hook;
 }
 
 const char *fault_hook_name(enum fault_hook hook)
