@@ -4,11 +4,14 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
-ARCH ?= x86
+# the kernel architecture as the anchors name it (x86, arm64), from this machine unless given
+HOST_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
 CXX ?= g++
+STRIP ?= strip
 
 ifeq ($(SAN),1)
 OUTPUT := .output-san
@@ -16,6 +19,21 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 else
 OUTPUT := .output
 SANFLAGS :=
+endif
+
+# Another architecture than this machine's (make ARCH=arm64): clang and lld against a sysroot of
+# Debian's libraries for it (tools/cross/sysroot.sh: unpacked, never installed), into
+# .output-ARCH; the programs, the test binary, the workloads and the demo, not the SPANK plugin.
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
+SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
+# -fuse-ld on every command (some rules compile and link in one): unused when only compiling
+CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld \
+	-Wno-unused-command-line-argument
+CC := clang $(CROSS_FLAGS)
+CXX := clang++ $(CROSS_FLAGS)
+STRIP := llvm-strip
+OUTPUT := $(OUTPUT)-$(ARCH)
 endif
 
 ifeq ($(V),1)
@@ -51,7 +69,7 @@ BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
-SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h
+SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
 # user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
@@ -72,8 +90,14 @@ DEMO := $(OUTPUT)/demo/fit_demo
 # for both builds, and the tests of either build load that one.
 SPANK := .output/unitmeter_spank.so
 
+ifeq ($(ARCH),$(HOST_ARCH))
 .PHONY: all
 all: unitmeter
+else
+# no ./unitmeter link: it stays this machine's build
+.PHONY: all
+all: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) $(DEMO)
+endif
 
 unitmeter: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 	$(Q)ln -sf $< $@
@@ -122,6 +146,17 @@ $(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_baseline_bpf > $@.tmp
 	$(Q)tools/skel-layout.sh $(OUTPUT)/unitmeter.skel.h unitmeter_bpf $@.tmp unitmeter_baseline_bpf
 	$(Q)mv $@.tmp $@
+
+# The fault hooks' trial (user/trace/fault_hook.c): an object of its own, outside the programs.
+$(OUTPUT)/probe/fault_hook.bpf.o: bpf/probe/fault_hook.bpf.c vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/fault_hook.skel.h: $(OUTPUT)/probe/fault_hook.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name fault_hook_bpf > $@
 
 $(OUTPUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
@@ -204,7 +239,7 @@ $(OUTPUT)/workloads/gpu_driver_late: tools/workloads/gpu/gpu_driver.c tools/work
 # A stripped copy, for the error a stripped binary gets.
 $(OUTPUT)/workloads/units-stripped: $(OUTPUT)/workloads/units
 	$(call msg,STRIP,$@)
-	$(Q)strip -s -o $@ $<
+	$(Q)$(STRIP) -s -o $@ $<
 
 $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(call msg,CC,$@)
@@ -340,7 +375,7 @@ tracefs:
 UM_BASELINE_FILES := bpf/compat.bpf.h bpf/rss.bpf.c
 .PHONY: bpf-layout-check
 bpf-layout-check:
-	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*)); then \
+	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*.c bpf/*.h bpf/probe/*.c)); then \
 		echo "$@: UM_BASELINE outside $(UM_BASELINE_FILES): ask for a feature of bpf/compat.bpf.h"; \
 		exit 1; fi
 
@@ -393,14 +428,18 @@ bench-quick: bench-deps tracefs
 # The kernel matrix (tools/vm/): Debian 11, 12 and 13's kernels booted under qemu with this
 # machine's root inside, cgroup v1 and v2, plus this machine's own kernel; the kernel-sensitive
 # tests run in each. VMTEST_CELLS picks cells (RELEASE:v1, RELEASE:v2, host); default all.
-VM_PACKAGES := qemu-system-x86 busybox-static cpio kmod
+# qemu-system-arm has qemu-system-aarch64, for the arm64 cells
+VM_PACKAGES := qemu-system-x86 qemu-system-arm busybox-static cpio kmod
 VMTEST_CELLS ?=
 .PHONY: vmtest vm-deps
 vm-deps: deps
 	$(call install_missing,$(VM_PACKAGES))
 
+# the arm64 cells (all cells by default, or those named) run the arm64 build, cross-built here
+VMTEST_ARM64 := $(if $(VMTEST_CELLS),$(findstring -arm64,$(VMTEST_CELLS)),yes)
 vmtest: vm-deps tracefs
 	$(MAKE) build-test
+	$(if $(VMTEST_ARM64),$(MAKE) ARCH=arm64 all)
 	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
 		tools/vm/vmtest.sh $(VMTEST_CELLS)
@@ -467,6 +506,6 @@ fuzz: deps $(FUZZ_BINS)
 
 .PHONY: clean
 clean:
-	rm -rf .output .output-san .output-fuzz unitmeter
+	rm -rf .output .output-san .output-fuzz .output-arm64 .output-san-arm64 unitmeter
 
 -include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/bpf/*.d)

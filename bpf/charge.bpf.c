@@ -16,7 +16,7 @@ static __always_inline __u64 charge_counter_bytes(__u64 memcg, bool watermark)
 		pages = BPF_CORE_READ(m, memory.watermark);
 	else
 		pages = BPF_CORE_READ(m, memory.usage.counter);
-	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+	return pages > 0 ? (__u64)pages * page_size : 0;
 }
 
 /*

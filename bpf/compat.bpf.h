@@ -66,7 +66,6 @@
 #define UM_TASK_DEAD 0x00000080
 /* include/linux/sched/signal.h */
 #define UM_SIGNAL_GROUP_EXIT 0x00000004
-#define UM_PAGE_SIZE 4096
 /* include/linux/sched.h */
 #define UM_PF_IO_WORKER 0x00000010
 #define UM_PF_KTHREAD 0x00200000
@@ -337,6 +336,11 @@ struct rq___irq_time {
 	u64 prev_irq_time;
 } __attribute__((preserve_access_index));
 
+/* Its count of stolen time (CONFIG_PARAVIRT_TIME_ACCOUNTING: not in Debian's arm64 kernels). */
+struct rq___steal_time {
+	u64 prev_steal_time_rq;
+} __attribute__((preserve_access_index));
+
 /*
  * Time taken from the tasks of the CPU this task runs on, cumulative, as of the runqueue's last
  * clock update: what the hypervisor stole (CONFIG_PARAVIRT_TIME_ACCOUNTING) and what interrupts
@@ -351,14 +355,14 @@ static __always_inline __u64 rq_steal_ns(struct rq *rq)
 		return 0;
 #if UM_HAVE_TASK_BTF
 	/* direct BTF loads, not probe-read calls: this runs twice for every unit */
-	if (bpf_core_field_exists(rq->prev_steal_time_rq))
-		ns += rq->prev_steal_time_rq;
+	if (bpf_core_field_exists(((struct rq___steal_time *)rq)->prev_steal_time_rq))
+		ns += ((struct rq___steal_time *)rq)->prev_steal_time_rq;
 	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
 		ns += ((struct rq___irq_time *)rq)->prev_irq_time;
 #else
 	/* the runqueue's address may be a plain number here (probe-read from the current task) */
-	if (bpf_core_field_exists(rq->prev_steal_time_rq))
-		ns += BPF_CORE_READ(rq, prev_steal_time_rq);
+	if (bpf_core_field_exists(((struct rq___steal_time *)rq)->prev_steal_time_rq))
+		ns += BPF_CORE_READ((struct rq___steal_time *)rq, prev_steal_time_rq);
 	if (bpf_core_field_exists(((struct rq___irq_time *)rq)->prev_irq_time))
 		ns += BPF_CORE_READ((struct rq___irq_time *)rq, prev_irq_time);
 #endif

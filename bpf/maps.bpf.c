@@ -24,6 +24,7 @@ gpu_procs_map_t gpu_procs SEC(".maps");
 gpu_units_map_t gpu_units SEC(".maps");
 
 const volatile __u32 nr_possible_cpus = 1;
+const volatile __u64 page_size;
 const volatile __u32 thread_rss_caches;
 const volatile __u64 charge_cgroup_id;
 

@@ -81,10 +81,8 @@ int learn_cpu_offsets(void *ctx)
 	return cpu;
 }
 
-/* The end of every page fault: the faulting thread's cache took the fault's pages. Loaded only
- * where threads keep caches. */
-SEC("fexit/handle_mm_fault")
-int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
+/* The end of every page fault: the faulting thread's cache took the fault's pages. */
+static __always_inline int fault_done(void)
 {
 	/* loaded only where threads keep caches (one body in both builds, so both declare the
 	 * same programs) */
@@ -99,6 +97,23 @@ int BPF_PROG(handle_fault_done, struct vm_area_struct *vma)
 	charge_sample(1);
 #endif
 	return 0;
+}
+
+/*
+ * Two hooks on the fault's end, the loader loading the one that attaches here (it tries both,
+ * user/trace/fault_hook.c): fexit needs ftrace direct calls, which arm64 gained in 6.4; a
+ * kretprobe (a trap at the return) attaches everywhere kprobes are, at a higher cost per fault.
+ */
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(handle_fault_done)
+{
+	return fault_done();
+}
+
+SEC("kretprobe/handle_mm_fault")
+int BPF_KRETPROBE(handle_fault_done_kretprobe)
+{
+	return fault_done();
 }
 
 /*
@@ -133,7 +148,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		pages = BPF_CORE_READ(mm, rss_stat.count[UM_MM_SHMEMPAGES].counter);
 		break;
 	}
-	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+	return pages > 0 ? (__u64)pages * page_size : 0;
 }
 
 #else /* per-CPU counters */
@@ -178,7 +193,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 		if (counter->count == count)
 			break;
 	}
-	return pages > 0 ? (__u64)pages * UM_PAGE_SIZE : 0;
+	return pages > 0 ? (__u64)pages * page_size : 0;
 }
 #endif /* UM_BASELINE */
 
@@ -324,7 +339,7 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(handle_page_alloc, struct page *page, unsigned int order)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), tgid;
-	__u64 bytes = (__u64)UM_PAGE_SIZE << (order & 31);
+	__u64 bytes = page_size << (order & 31);
 	struct um_proc *proc;
 
 	/* every page allocated on the machine comes here: what sched_switch saw first (unless the

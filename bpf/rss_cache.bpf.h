@@ -61,7 +61,7 @@ static __always_inline void cache_sync_locked(struct um_thread *th, struct um_mm
 	__s64 pages = cache_fold(th->rss_cache_pages, cache->count, folding);
 
 	if (pages)
-		rss_apply_locked(mm, pages * UM_PAGE_SIZE);
+		rss_apply_locked(mm, pages * (__s64)page_size);
 }
 
 /*

@@ -122,6 +122,11 @@ extern int timeline_note_locked(__u32 charge, __u64 bytes);
 /* possible CPUs: the bound of every loop over them (set by the loader) */
 extern const volatile __u32 nr_possible_cpus;
 /*
+ * The kernel's page size in bytes (4K, 16K or 64K on arm64), set by the loader from its own
+ * AT_PAGESZ: PAGE_SIZE is a macro, absent from BTF, and every mm counter counts in pages.
+ */
+extern const volatile __u64 page_size;
+/*
  * Set by the loader when the kernel's threads keep private RSS caches (task->rss_stat, before
  * the per-CPU mm counters): rss.bpf.c then reads them where they change.
  */

@@ -13,6 +13,7 @@
  */
 #include "model.bpf.h"
 
+#if defined(__TARGET_ARCH_x86)
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define NR_write 1
 #define NR_pwrite64 18
@@ -25,6 +26,27 @@
 #define NR_pwritev 296
 #define NR_pwritev2 328
 #define NR_clone3 435
+/* the syscall's number at its return (the ax register then holds the result) */
+#define SYSCALL_NR(regs) ((regs)->orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+/*
+ * arm64 syscall numbers (include/uapi/asm-generic/unistd.h). There is no fork or vfork syscall:
+ * glibc's fork, vfork and posix_spawn are clone or clone3 there.
+ */
+#define NR_write 64
+#define NR_pwrite64 68
+#define NR_writev 66
+#define NR_clone 220
+#define NR_exit 93
+#define NR_exit_group 94
+#define NR_pwritev 70
+#define NR_pwritev2 287
+#define NR_clone3 435
+/* the syscall's number at its return; -1 when a tracer skipped the call, which matches none */
+#define SYSCALL_NR(regs) ((regs)->syscallno)
+#else
+#error "unitmeter's syscall numbers are known for x86 and arm64 only"
+#endif
 
 #define UM_S_IFMT 00170000
 #define UM_S_IFREG 0100000
@@ -37,7 +59,11 @@ static __always_inline bool is_write(long id)
 
 static __always_inline bool is_fork(long id)
 {
-	return id == NR_clone || id == NR_clone3 || id == NR_fork || id == NR_vfork;
+#ifdef NR_fork
+	if (id == NR_fork || id == NR_vfork)
+		return true;
+#endif
+	return id == NR_clone || id == NR_clone3;
 }
 
 static __always_inline bool fd_is_regular_file(unsigned long fd)
@@ -89,7 +115,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 		__u64 none = 0;
 
 		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
-	} else if (fd_is_regular_file(PT_REGS_PARM1_CORE(regs))) {
+	} else if (fd_is_regular_file(PT_REGS_PARM1_CORE_SYSCALL(regs))) {
 		mark = 1;
 		bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);
 	}
@@ -99,7 +125,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = regs->orig_ax; /* a direct load: this runs at every syscall's return */
+	long id = SYSCALL_NR(regs); /* a direct load: this runs at every syscall's return */
 	__u64 pid_tgid;
 	__u32 tgid, tid;
 	struct um_proc *proc;

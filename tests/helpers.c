@@ -265,6 +265,11 @@ bool within(double value, double truth, double rel, double abs)
 	return fabs(value - truth) <= tol;
 }
 
+double pages_f(double n)
+{
+	return n * (double)sysconf(_SC_PAGESIZE);
+}
+
 pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s)
 {
 	char path[64];

@@ -89,6 +89,11 @@ bool bpf_ids_gone(const struct bpf_ids *ids, char *which, size_t len);
 bool within(double value, double truth, double rel, double abs);
 
 #define MIB_F (1024.0 * 1024.0)
+/*
+ * n pages of this kernel in bytes: tolerances are stated in pages, so that they hold on 16K and
+ * 64K page kernels as on 4K ones.
+ */
+double pages_f(double n);
 
 /*
  * A job array's units streams for the readers at scale: files x units lines, in the writer's keys

@@ -65,6 +65,28 @@ Test(hw, missing_tree_gives_nulls_not_errors)
 	json_decref(hw);
 }
 
+/* arm64's /proc/cpuinfo has no model name: the core is named from MIDR implementer and part. */
+Test(hw, arm64_core_named_from_implementer_and_part)
+{
+	static const char grace[] = "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd\n"
+				    "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\n"
+				    "CPU part\t: 0xd4f\nCPU revision\t: 0\n\nprocessor\t: 1\n";
+	static const char unknown[] = "CPU implementer\t: 0x41\nCPU part\t: 0xfff\n";
+	static const char vendor[] = "CPU implementer\t: 0x00\nCPU part\t: 0x051\n";
+	static const char x86[] = "processor\t: 0\nmodel name\t: AMD EPYC 9654\n";
+	char *names[] = { hw_parse_cpu_model(grace), hw_parse_cpu_model(unknown),
+			  hw_parse_cpu_model(vendor), hw_parse_cpu_model(x86),
+			  hw_parse_cpu_model("CPU part\t: 0xd4f\n") };
+
+	cr_expect_str_eq(names[0], "ARM Neoverse-V2");
+	cr_expect_str_eq(names[1], "ARM part 0xfff");
+	cr_expect_str_eq(names[2], "implementer 0x00 part 0x051");
+	cr_expect_str_eq(names[3], "AMD EPYC 9654");
+	cr_expect_null(names[4], "a part without its implementer names nothing: %s", names[4]);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		free(names[i]);
+}
+
 Test(hw, cpu_list_parser)
 {
 	cr_expect_eq(hw_parse_cpu_list_count("0-3,5,7-8\n"), 7);

@@ -13,7 +13,8 @@ static struct kernel_features debian_5_10(void)
 {
 	struct kernel_features k = {
 		.release = "5.10.0-46-amd64", .root = true, .btf = true, .tracefs = true,
-		.lockdown = "none", .ringbuf = true, .thread_rss_caches = true, .fault_hook = true,
+		.lockdown = "none", .ringbuf = true, .thread_rss_caches = true,
+		.fault_hook = FAULT_HOOK_FEXIT,
 	};
 	return k;
 }
@@ -59,6 +60,12 @@ Test(kernel, each_kernel_of_the_matrix_takes_its_build)
 	k = debian_6_1();
 	kernel_choose_build(&k);
 	cr_expect_eq(k.build, KERNEL_BUILD_BASELINE, "6.1: %s", k.refusal);
+	/* Debian 12's arm64 6.1: no ftrace direct calls, so fexit refused and the kretprobe hook */
+	k = debian_6_1();
+	snprintf(k.release, sizeof(k.release), "6.1.0-57-arm64");
+	k.fault_hook = FAULT_HOOK_KRETPROBE;
+	kernel_choose_build(&k);
+	cr_expect_eq(k.build, KERNEL_BUILD_BASELINE, "6.1 arm64: %s", k.refusal);
 	k = kernel_6_18();
 	kernel_choose_build(&k);
 	cr_expect_eq(k.build, KERNEL_BUILD_PER_CPU, "6.18: %s", k.refusal);
@@ -90,7 +97,7 @@ Test(kernel, what_cannot_be_served_is_said_in_one_line)
 	expect_refused(k, "bpf_rdonly_cast");
 	/* thread caches that cannot be read where they change */
 	k = debian_5_10();
-	k.fault_hook = false;
+	k.fault_hook = FAULT_HOOK_NONE;
 	expect_refused(k, "handle_mm_fault");
 }
 

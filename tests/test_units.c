@@ -107,7 +107,7 @@ Test(units, small_units_exact_to_the_page)
 	json_array_foreach(units, i, u) {
 		double delta = jnum(u, "peak_rss_delta_bytes"), truth = sizes_kib[i] * 1024;
 
-		cr_expect(delta >= truth && delta <= truth + 4 * 4096,
+		cr_expect(delta >= truth && delta <= truth + pages_f(4),
 			  "unit %zu: peak delta %.0f, touched %.0f", i, delta, truth);
 	}
 	um_result_free(&r);

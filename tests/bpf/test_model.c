@@ -129,6 +129,16 @@ static void round_end(unsigned int round)
 	__atomic_store_n(&race.round, round + 1, __ATOMIC_RELEASE);
 }
 
+/* a spin-wait's hint to the core that another thread holds it (pause; yield on arm64) */
+static inline void spin_hint(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 static void *racer(void *arg)
 {
 	unsigned int me = (unsigned int)(intptr_t)arg;
@@ -137,7 +147,7 @@ static void *racer(void *arg)
 		__u64 mine = 0;
 
 		while (__atomic_load_n(&race.round, __ATOMIC_ACQUIRE) != round)
-			__builtin_ia32_pause();
+			spin_hint();
 		/* rising by random steps: every racer stores often, so their stores race */
 		for (__u64 i = 0, v = 0; i < RAISES; i++) {
 			v += 1 + rand_r(&race.seed[me]) % 1024;

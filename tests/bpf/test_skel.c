@@ -37,8 +37,14 @@ static int (*volatile unit_self)(int depth);
 /*
  * The unit function: exported and never inlined, so it has a symbol of its own for the probe.
  * It calls itself through a volatile pointer, which the compiler cannot turn into a loop.
+ * noipa is GCC's (clang, which cross-builds, knows only noinline).
  */
-__attribute__((noinline, noipa)) int um_bpf_skel_unit(int depth)
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noinline, noipa))
+#endif
+int um_bpf_skel_unit(int depth)
 {
 	/* a probe cannot go on an instruction with a lock prefix (x86 uprobes refuse it:
 	 * arch/x86/kernel/uprobes.c), which the atomic add would be if it came first */

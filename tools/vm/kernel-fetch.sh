@@ -4,8 +4,9 @@
 # other than this machine's own are listed in a private apt state under the cache, so the
 # system's apt configuration is never touched.
 #
-# usage: kernel-fetch.sh RELEASE        e.g. 5.10.0-46-amd64, 6.1.0-57-amd64, 6.12.117+deb13-amd64
-#        kernel-fetch.sh --list         the amd64 kernel releases the mirror offers
+# usage: kernel-fetch.sh RELEASE        e.g. 5.10.0-46-amd64, 6.1.0-57-amd64, 6.12.117+deb13-amd64,
+#                                       6.12.118+deb12-arm64, 6.12.118+deb12-arm64-16k
+#        kernel-fetch.sh --list [ARCH]  the kernel releases the mirror offers (amd64, or arm64)
 # Prints the unpacked tree (CACHE/RELEASE). CACHE is $UNITMETER_VM_CACHE, else /var/tmp/unitmeter-vm:
 # outside the source tree, so a clean clone and `git clean` keep the downloads.
 set -euo pipefail
@@ -15,58 +16,34 @@ list=false
 if [ "${1:-}" = --list ]; then
 	list=true
 elif [ $# -ne 1 ]; then
-	echo "usage: kernel-fetch.sh RELEASE | --list" >&2
+	echo "usage: kernel-fetch.sh RELEASE | --list [ARCH]" >&2
 	exit 2
 fi
 release=${1:-}
+# the package's architecture, from the flavour at the release's end (-arm64, -arm64-16k)
+if $list; then
+	arch=${2:-amd64}
+else
+	case $release in *-arm64 | *-arm64-*) arch=arm64 ;; *) arch=amd64 ;; esac
+fi
 
 if ! $list && [ -f "$cache/$release/boot/vmlinuz-$release" ]; then
 	echo "$cache/$release"
 	exit 0
 fi
 
-# The mirror's base URIs, from deb822 sources or a classic sources.list.
-mirror_uris() {
-	sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null || true
-	sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' \
-		/etc/apt/sources.list 2>/dev/null || true
-}
-uris=$(mirror_uris | tr ' ' '\n' | sort -u)
-main_uri=$(echo "$uris" | grep -v -- '-security' | grep -E '/debian/?$' | head -1 || true)
-security_uri=$(echo "$uris" | grep -- '-security' | head -1 || true)
-if [ -z "$main_uri" ]; then
-	echo "kernel-fetch: no Debian mirror in /etc/apt (sources.list or sources.list.d/*.sources)" >&2
-	exit 1
-fi
-
-state=$cache/apt
-mkdir -p "$state/lists/partial" "$cache/debs"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-{
-	for suite in bullseye bookworm bookworm-updates trixie; do
-		echo "deb [signed-by=$keyring] $main_uri $suite main"
-	done
-	if [ -n "$security_uri" ]; then
-		for suite in bullseye-security bookworm-security trixie-security; do
-			echo "deb [signed-by=$keyring] $security_uri $suite main"
-		done
-	fi
-} >"$state/sources.list"
-apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root)
-
-# Package lists older than a day are read again; a fresh cache reads them once.
-if ! find "$state/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | grep -q .; then
-	apt-get "${apt_opts[@]}" update -qq >/dev/null
-fi
+mkdir -p "$cache/debs"
+. "$(dirname "$0")/apt-private.sh"
+apt_private "$cache" "$arch"
 
 if $list; then
 	apt-cache "${apt_opts[@]}" pkgnames linux-image- |
-		grep -E '^linux-image-[0-9][^ ]*-amd64$' | grep -v -- '-dbg' | sed 's/^linux-image-//' | sort -V
+		grep -E "^linux-image-[0-9][^ ]*-$arch(-[0-9a-z]+)?\$" | grep -v -e '-dbg' -e '-unsigned' |
+		sed 's/^linux-image-//' | sort -V
 	exit 0
 fi
 
-(cd "$cache/debs" && apt-get "${apt_opts[@]}" download -qq "linux-image-$release" >/dev/null)
+(cd "$cache/debs" && apt-get "${apt_opts[@]}" download -qq "linux-image-$release:$arch" >/dev/null)
 deb=$(ls "$cache/debs/linux-image-${release}_"*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { echo "kernel-fetch: linux-image-$release was not downloaded" >&2; exit 1; }
 rm -rf "$cache/$release.partial"

@@ -9,7 +9,8 @@ host's / read-only, gives the guest writable tmpfs where programs write (/tmp, /
 (tracefs, bpffs, cgroup v1 or v2 as /tmp/out/cgroup says), then chroots into the host's root,
 runs /tmp/out/cmd.sh as root, writes its exit status to /tmp/out/rc and powers off.
 
-usage: mkinitramfs.py KERNEL_TREE RELEASE OUTPUT.cpio.gz
+usage: mkinitramfs.py KERNEL_TREE RELEASE OUTPUT.cpio.gz [BUSYBOX]
+(BUSYBOX: a static busybox of the kernel's architecture; /bin/busybox by default)
 """
 import gzip
 import lzma
@@ -83,6 +84,7 @@ def module_order(moddir):
 
 def main():
     tree, release, output = sys.argv[1:4]
+    busybox = sys.argv[4] if len(sys.argv) > 4 else "/bin/busybox"
     moddir = next(d for d in (f"{tree}/lib/modules/{release}", f"{tree}/usr/lib/modules/{release}")
                   if os.path.isdir(d))
     base = moddir[: -len(f"/lib/modules/{release}")] or "/"
@@ -91,7 +93,7 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         for d in ("bin", "dev", "proc", "sys", "root", "modules"):
             os.makedirs(os.path.join(root, d))
-        shutil.copy("/bin/busybox", os.path.join(root, "bin/busybox"))
+        shutil.copy(busybox, os.path.join(root, "bin/busybox"))
         for applet in ("sh", "mount", "insmod", "chroot", "poweroff", "mkdir", "cat", "sync"):
             os.symlink("busybox", os.path.join(root, "bin", applet))
         for i, (name, path) in enumerate(module_order(moddir)):

@@ -6,15 +6,19 @@
 # usage: vmtest.sh [CELL...]     CELL is RELEASE:v1 or RELEASE:v2, or host; default every cell
 # Environment: the test suite's (UNITMETER, WORKLOADS, DEMO, FIXTURES, TEST_BIN) as `make vmtest`
 # sets it; VMTEST_FILTER (Criterion's --filter), VMTEST_JOBS (cells at once; each guest is one
-# host thread), VMTEST_OUT (logs; default /var/tmp/unitmeter-vm/results).
+# host thread), VMTEST_OUT (logs; default /var/tmp/unitmeter-vm/results); UNITMETER_BUILD and
+# UNITMETER_FAULT_HOOK force a build or a fault hook in every cell (user/trace/kernel.c).
 # VMTEST_SLURM=1 (`make vmtest-slurm`): each cell runs the SLURM suite's limits array on a
 # one-node SLURM of its own (SPANK_PLUGIN, SLURM_TOOLS), the guest set up as systemd would leave
 # a node: loopback up, and under cgroup v2 the controllers SLURM's cgroup/v2 needs delegated.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# arm64 after x86 (the cells share the two cores): the per-CPU build, the baseline build with
+# the kretprobe fault hook (no ftrace direct calls before 6.4), and 16 KiB pages
 default_cells="host 5.10.0-46-amd64:v1 5.10.0-46-amd64:v2 6.1.0-57-amd64:v1 6.1.0-57-amd64:v2
-6.12.117+deb13-amd64:v1 6.12.117+deb13-amd64:v2"
+6.12.117+deb13-amd64:v1 6.12.117+deb13-amd64:v2
+6.12.118+deb12-arm64:v2 6.1.0-57-arm64:v2 6.12.118+deb12-arm64-16k:v2"
 cells=${*:-$default_cells}
 # the tests whose figures depend on the kernel: whole runs, units, the memory charge, Python fits
 # and pools, the skeleton's own state (bpf_skel: each build the guest's kernel loads), and
@@ -50,6 +54,24 @@ for var in UNITMETER WORKLOADS DEMO FIXTURES TEST_BIN SPANK_PLUGIN SLURM_TOOLS; 
 	case $value in "$top"/*) printf -v "$var" '%s' "$snap/${value#"$top"/}" ;; esac
 done
 
+# arm64 guests run in a root folder of arm64 packages (guest-root.sh): the arm64 build
+# (make ARCH=arm64) goes there, at the snapshot's own path, so the cells' commands are the same.
+arm64_root=
+case " $cells " in
+*-arm64:* | *-arm64-*:*)
+	[ -x "$top/.output-arm64/unitmeter" ] ||
+		{ echo "vmtest: arm64 cells need the arm64 build: make ARCH=arm64" >&2; exit 1; }
+	arm64_root=$("$here/guest-root.sh" arm64) || exit 1
+	trap 'rm -rf "$snap" "$arm64_root$snap"' EXIT
+	mkdir -p "$arm64_root$snap/.output"
+	(cd "$top/.output-arm64" && cp -a --parents unitmeter libunitmeter_marker.so workloads demo \
+		tests/unitmeter_tests "$arm64_root$snap/.output/") || exit 1
+	(cd "$top" && cp -a --parents python tests/fixtures tools/workloads "$arm64_root$snap/") ||
+		exit 1
+	chmod 755 "$arm64_root$snap"
+	;;
+esac
+
 # What runs in each cell, guest or host: the tracer's own verdict, then the tests.
 cell_script() {
 	cat <<SCRIPT
@@ -57,6 +79,7 @@ set -u
 uname -r
 export UNITMETER='$UNITMETER' WORKLOADS='$WORKLOADS' DEMO='$DEMO' FIXTURES='$FIXTURES'
 ${UNITMETER_BUILD:+export UNITMETER_BUILD='$UNITMETER_BUILD'}
+${UNITMETER_FAULT_HOOK:+export UNITMETER_FAULT_HOOK='$UNITMETER_FAULT_HOOK'}
 '$UNITMETER' check || exit 2
 $([ "$slurm" = 1 ] && slurm_setup)
 # one job: the guest's two vCPUs are one host thread, and the CPU tests want a CPU each

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "common/fileio.h"
+#include "trace/arm_cpu.h"
 #include "trace/hw.h"
 
 extern char **environ;
@@ -37,23 +38,41 @@ static char *cpuinfo_value(const char *line, const char *key)
 	return strndup(p, strcspn(p, "\n"));
 }
 
+/* A "key : 0x.." line's number, or -1. */
+static long cpuinfo_number(const char *line, const char *key)
+{
+	char *v = cpuinfo_value(line, key), *end = NULL;
+	long n = v ? strtol(v, &end, 0) : -1;
+
+	if (!v || end == v || n < 0)
+		n = -1;
+	free(v);
+	return n;
+}
+
 char *hw_parse_cpu_model(const char *cpuinfo)
 {
 	const char *line = cpuinfo;
+	long implementer = -1, part = -1;
 
 	while (line && *line) {
 		char *v = cpuinfo_value(line, "model name");
 
 		if (!v)
-			v = cpuinfo_value(line, "Model"); /* arm64 and others */
+			v = cpuinfo_value(line, "Model"); /* some arm64 boards' device tree name */
 		if (v && *v)
 			return v;
 		free(v);
+		/* arm64 writes no model name: the first CPU's MIDR fields name its core */
+		if (implementer < 0)
+			implementer = cpuinfo_number(line, "CPU implementer");
+		if (part < 0)
+			part = cpuinfo_number(line, "CPU part");
 		line = strchr(line, '\n');
 		if (line)
 			line++;
 	}
-	return NULL;
+	return implementer >= 0 && part >= 0 ? arm_cpu_name(implementer, part) : NULL;
 }
 
 int hw_parse_meminfo_bytes(const char *meminfo, const char *key, int64_t *bytes)

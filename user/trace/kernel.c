@@ -144,9 +144,10 @@ void kernel_choose_build(struct kernel_features *k)
 			 !k->task_storage ? "task storage maps" :
 			 !k->attach_cookie ? "BPF attach cookies" : "bpf_get_current_task_btf",
 			 tested);
-	else if (k->thread_rss_caches && !k->fault_hook)
-		snprintf(why, size, "kernel %s caches RSS changes in each thread, and handle_mm_fault "
-			 "is not in its BTF to be hooked where they change; %s", k->release, tested);
+	else if (k->thread_rss_caches && k->fault_hook == FAULT_HOOK_NONE)
+		snprintf(why, size, "kernel %s caches RSS changes in each thread, and neither fexit "
+			 "nor a kretprobe attaches to handle_mm_fault, where they change; %s",
+			 k->release, tested);
 	else
 		k->build = KERNEL_BUILD_BASELINE;
 }
@@ -166,6 +167,22 @@ static void force_build(struct kernel_features *k)
 		k->build = KERNEL_BUILD_PER_CPU;
 	else if (strcmp(forced, "baseline") == 0)
 		k->build = KERNEL_BUILD_BASELINE;
+}
+
+/*
+ * UNITMETER_FAULT_HOOK=fexit|kretprobe loads that hook whatever the trial said: for testing that
+ * the matrix catches the wrong one (fexit on arm64 before 6.4) and that the other is exact.
+ */
+static void force_fault_hook(struct kernel_features *k)
+{
+	const char *forced = getenv("UNITMETER_FAULT_HOOK");
+
+	if (!forced || k->build == KERNEL_BUILD_NONE)
+		return;
+	if (strcmp(forced, "fexit") == 0)
+		k->fault_hook = FAULT_HOOK_FEXIT;
+	else if (strcmp(forced, "kretprobe") == 0)
+		k->fault_hook = FAULT_HOOK_KRETPROBE;
 }
 
 /*
@@ -200,7 +217,7 @@ static bool boot_id(char *id, size_t len)
 /* The probed features, in one line, in a fixed order. */
 static void cache_line(const struct kernel_features *k, const char *boot, char *line, size_t len)
 {
-	snprintf(line, len, "unitmeter-kernel-features 1 %s %s %d%d%d%d%d%d%d%d%d%d\n", boot,
+	snprintf(line, len, "unitmeter-kernel-features 2 %s %s %d%d%d%d%d%d%d%d%d%d\n", boot,
 		 k->release, k->ringbuf, k->task_storage, k->fetch_atomics, k->current_task_btf,
 		 k->attach_cookie, k->percpu_lookup, k->per_cpu_mm_counters, k->thread_rss_caches,
 		 k->kfunc_rdonly_cast, k->fault_hook);
@@ -228,18 +245,21 @@ static bool cache_read(struct kernel_features *k)
 	text = um_read_text(path);
 	if (!text)
 		return false;
-	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 1 %s %s ", boot,
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 2 %s %s ", boot,
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
-	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 10) {
+	/* nine features, then the fault hook (enum fault_hook) */
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 9 &&
+	    bits[9] >= '0' + FAULT_HOOK_NONE && bits[9] <= '0' + FAULT_HOOK_KRETPROBE) {
 		bool *fields[] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
 				   &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
 				   &k->per_cpu_mm_counters, &k->thread_rss_caches,
-				   &k->kfunc_rdonly_cast, &k->fault_hook };
+				   &k->kfunc_rdonly_cast };
 
-		for (size_t i = 0; i < 10; i++)
+		for (size_t i = 0; i < 9; i++)
 			*fields[i] = bits[i] == '1';
+		k->fault_hook = (enum fault_hook)(bits[9] - '0');
 		ok = true;
 	}
 	free(text);
@@ -303,7 +323,9 @@ void kernel_features_read(struct kernel_features *k)
 		k->per_cpu_mm_counters = member_kind(btf, "mm_struct", "rss_stat") == BTF_KIND_ARRAY;
 		k->thread_rss_caches = member_kind(btf, "task_struct", "rss_stat") == BTF_KIND_STRUCT;
 		k->kfunc_rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-		k->fault_hook = btf__find_by_name_kind(btf, "handle_mm_fault", BTF_KIND_FUNC) > 0;
+		/* tried only where the baseline build needs it: an attach is no BTF lookup */
+		if (k->root && k->thread_rss_caches)
+			k->fault_hook = fault_hook_try();
 		btf__free(btf);
 		if (k->root)
 			cache_write(k);
@@ -311,6 +333,7 @@ void kernel_features_read(struct kernel_features *k)
 probed:
 	kernel_choose_build(k);
 	force_build(k);
+	force_fault_hook(k);
 	once = *k;
 	read = true;
 }
@@ -343,7 +366,11 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 	fprintf(out, "  %-44s %s\n", "mm counters per CPU (mm->rss_stat)", yes_no(k->per_cpu_mm_counters));
 	fprintf(out, "  %-44s %s\n", "RSS cached in each thread (task->rss_stat)",
 		yes_no(k->thread_rss_caches));
-	fprintf(out, "  %-44s %s\n", "handle_mm_fault in BTF (fexit hook)", yes_no(k->fault_hook));
+	fprintf(out, "  %-44s %s\n", "hook on handle_mm_fault's end (attached)",
+		k->fault_hook == FAULT_HOOK_FEXIT ? "fexit" :
+		k->fault_hook == FAULT_HOOK_KRETPROBE ? "kretprobe (fexit refused: no ftrace direct "
+							"calls; a trap per fault, slower)" :
+		k->thread_rss_caches ? "none attaches" : "not needed (no thread caches)");
 	fprintf(out, "  %-44s %s\n", "BPF atomic fetch operations", yes_no(k->fetch_atomics));
 	fprintf(out, "  %-44s %s\n", "task storage maps", yes_no(k->task_storage));
 	fprintf(out, "  %-44s %s\n", "bpf_get_current_task_btf", yes_no(k->current_task_btf));
@@ -360,6 +387,8 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 			"for shared counters, one entry program per unit spec\n",
 			k->thread_rss_caches ? "each thread's RSS cache at the end of every page fault "
 					       "and at switch-out" : "no thread caches");
+		if (k->thread_rss_caches)
+			fprintf(out, "fault hook: %s/handle_mm_fault\n", fault_hook_name(k->fault_hook));
 		break;
 	default:
 		fprintf(out, "programs: none can run here: %s\n", k->refusal);

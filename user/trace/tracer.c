@@ -257,7 +257,11 @@ static void choose_programs(struct tracer *t)
 				bpf_program__set_autoload(spec_entry_program(t, cfg->targets[i].cookie),
 							  true);
 	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
-	bpf_program__set_autoload(t->skel->progs.handle_fault_done, t->kernel.thread_rss_caches);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done,
+				  t->kernel.thread_rss_caches && t->kernel.fault_hook == FAULT_HOOK_FEXIT);
+	bpf_program__set_autoload(t->skel->progs.handle_fault_done_kretprobe,
+				  t->kernel.thread_rss_caches &&
+					  t->kernel.fault_hook == FAULT_HOOK_KRETPROBE);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
 	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
 	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
@@ -306,6 +310,11 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		goto fail;
 	}
 	t->skel->rodata->nr_possible_cpus = n_cpus;
+	/*
+	 * Every mm and memcg counter counts pages of the kernel's size (4K, 16K or 64K on arm64):
+	 * glibc's sysconf answers with the AT_PAGESZ the kernel handed this process, never -1.
+	 */
+	t->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
 	choose_programs(t);
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
@@ -559,9 +568,11 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 }
 
 /* Kernels 6.11 to 6.13 (fixed in 6.14, and in 6.12.y) can kill a seccomp-confined process at a
- * uretprobe, since the return trampoline makes a syscall the filter may not allow. */
+ * uretprobe, since the return trampoline makes a syscall the filter may not allow. Only on
+ * x86-64: the uretprobe syscall exists nowhere else. */
 static void warn_uretprobe_seccomp(void)
 {
+#if defined(__x86_64__)
 	struct utsname u;
 	int major = 0, minor = 0;
 
@@ -571,6 +582,7 @@ static void warn_uretprobe_seccomp(void)
 		um_warn("kernel %s: return probes can kill a process that runs under a seccomp "
 			"filter (fixed in 6.14 and 6.12.y); sandboxed programs may die at a unit's end",
 			u.release);
+#endif
 }
 
 int tracer__attach(struct tracer *t)

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The hook on the end of a page fault, where a kernel whose threads cache their RSS changes is
+ * read (the baseline build): chosen by attaching it, since the function is in BTF either way and
+ * only the attach says whether the kernel can take it (fexit needs ftrace direct calls: arm64
+ * has them from 6.4).
+ */
+#ifndef UM_FAULT_HOOK_H
+#define UM_FAULT_HOOK_H
+
+enum fault_hook {
+	FAULT_HOOK_NONE = 0, /* neither attaches: the baseline build cannot be exact here */
+	FAULT_HOOK_FEXIT,    /* fexit/handle_mm_fault: a direct call from the function's end */
+	FAULT_HOOK_KRETPROBE /* kretprobe/handle_mm_fault: a trap at the return, slower per fault */
+};
+
+/* Attach fexit, else a kretprobe, to handle_mm_fault (empty programs, detached at once); root. */
+enum fault_hook fault_hook_try(void);
+
+const char *fault_hook_name(enum fault_hook hook);
+
+#endif
