@@ -421,6 +421,8 @@ Test(gpu, nvml_context_read_at_each_units_end)
 	cr_expect_eq((long long)jnum(run, "peak_gpu_total_bytes"), 5 * MIB + context);
 	cr_expect(!strncmp(json_string_value(jget(jget(run, "gpu"), "nvml")), "read, not traced",
 			   16), "%s", json_string_value(jget(jget(run, "gpu"), "nvml")));
+	/* the hardware record lists the fake's device */
+	cr_expect_eq(json_array_size(jget(jget(r.manifest, "hardware"), "gpus")), 1);
 	um_result_free(&r);
 }
 
