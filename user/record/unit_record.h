@@ -13,8 +13,8 @@
 #include "record/gpu_json.h"
 #include "unitmeter.h"
 
-/* A unit's line: its figures take under 1,300 bytes (device memory per device slot included);
- * its spec, escaped, at most 6 bytes a byte. */
+/* A unit's line: its figures take under 1,500 bytes (device memory per device slot and the
+ * NVML note included); its spec, escaped, at most 6 bytes a byte. */
 #define UNIT_LINE_MAX (2048 + 6 * UM_SPEC_TEXT_MAX)
 
 static inline double um_seconds(uint64_t ns)
