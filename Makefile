@@ -84,7 +84,7 @@ TEST_BIN := $(OUTPUT)/tests/unitmeter_tests
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
 	$(OUTPUT)/workloads/libunitfit.so $(OUTPUT)/workloads/units-stripped \
 	$(OUTPUT)/workloads/fakecuda/libcuda.so.1 $(OUTPUT)/workloads/gpu_driver \
-	$(OUTPUT)/workloads/gpu_driver_late
+	$(OUTPUT)/workloads/gpu_driver_late $(OUTPUT)/workloads/fakenvml/libnvidia-ml.so.1
 DEMO := $(OUTPUT)/demo/fit_demo
 # The SPANK plugin is loaded by slurmstepd, srun and sbatch, never sanitized: it lives in .output/
 # for both builds, and the tests of either build load that one.
@@ -224,6 +224,14 @@ $(OUTPUT)/workloads/fakecuda/libcuda.so.1: tools/workloads/gpu/fake_libcuda.c \
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -shared -fPIC -pthread \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions $< -o $@
+
+# The fake NVML, in its own folder: a test puts it on LD_LIBRARY_PATH only when it wants NVML.
+$(OUTPUT)/workloads/fakenvml/libnvidia-ml.so.1: tools/workloads/gpu/fake_nvml.c \
+		tools/workloads/gpu/fake_cuda.h | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -shared -fPIC \
+		-Wl,-soname,libnvidia-ml.so.1 $< -o $@
 
 $(OUTPUT)/workloads/gpu_driver: tools/workloads/gpu/gpu_driver.c tools/workloads/gpu/fake_cuda.h \
 		$(OUTPUT)/workloads/fakecuda/libcuda.so.1

@@ -6,6 +6,7 @@
  * LD_LIBRARY_PATH unitmeter and the command share.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,5 +353,108 @@ Test(gpu, cpu_only_command_has_null_figures_and_no_calls)
 	cr_expect(json_is_string(jget(gpu, "library")), "the fake driver was not found");
 	cr_expect_eq(jnum(gpu, "calls"), 0);
 	cr_expect(json_is_string(jget(gpu, "reason")));
+	um_result_free(&r);
+}
+
+/*
+ * NVML (the fake libnvidia-ml.so.1, tools/workloads/gpu/fake_nvml.c): it reports each live
+ * process the fake driver published as the bytes it holds plus a fixed context. unitmeter reads
+ * it as each unit's record arrives; the workload pauses after each unit, so the read falls
+ * while the process is alive and still: the difference must be the fake's context exactly. The
+ * "held" schedule keeps 2, then 5 MiB past the units' ends (the API peaks are 2, 5, 5 MiB), so
+ * the bytes held then must be taken off NVML's figure, not counted in the context.
+ */
+static char nvml_state[64];
+
+static void with_fake_nvml(void)
+{
+	char dir[1024];
+	const char *w = getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads";
+
+	snprintf(dir, sizeof(dir), "%s/fakecuda:%s/fakenvml", w, w);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("FAKE_CUDA_STATE_DIR", nvml_state, 1);
+	setenv("GPU_DRIVER_PAUSE_MS", "200", 1);
+}
+
+static void remove_nvml_state(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nvml_state);
+	cr_expect_eq(system(cmd), 0);
+}
+
+Test(gpu, nvml_context_read_at_each_units_end)
+{
+	static const long long peaks[] = { 2 * MIB, 5 * MIB, 5 * MIB };
+	const long long context = 300 * MIB; /* FAKE_NVML_CONTEXT_BYTES */
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("gpu_driver"), "held",
+			       NULL };
+	struct um_result r;
+	json_t *units, *run;
+
+	snprintf(nvml_state, sizeof(nvml_state), "/tmp/um-nvml-XXXXXX");
+	cr_assert_not_null(mkdtemp(nvml_state));
+	um_run_with(&r, true, args, with_fake_nvml);
+	remove_nvml_state();
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	units = jget(r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), r.err);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *u = json_array_get(units, i);
+
+		/* the API figure is what it is without NVML */
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i]);
+		cr_expect_str_eq(json_string_value(jget(u, "gpu_nvml")),
+				 "read by NVML at the unit's end, not traced", "unit %zu", i);
+		cr_expect_eq(unit_num(units, i, "gpu_context_bytes"), context, "unit %zu: %lld", i,
+			     unit_num(units, i, "gpu_context_bytes"));
+		cr_expect_eq(unit_num(units, i, "peak_gpu_total_bytes"), peaks[i] + context,
+			     "unit %zu: %lld", i, unit_num(units, i, "peak_gpu_total_bytes"));
+	}
+	cr_expect_eq((long long)jnum(json_array_get(r.units, 1), "peak_gpu_total_bytes"),
+		     peaks[1] + context, "the stream carries the same keys");
+	run = jget(r.manifest, "run");
+	cr_expect_eq((long long)jnum(run, "peak_gpu_bytes"), 5 * MIB);
+	cr_expect_eq((long long)jnum(run, "gpu_context_bytes"), context);
+	cr_expect_eq((long long)jnum(run, "peak_gpu_total_bytes"), 5 * MIB + context);
+	cr_expect(!strncmp(json_string_value(jget(jget(run, "gpu"), "nvml")), "read, not traced",
+			   16), "%s", json_string_value(jget(jget(run, "gpu"), "nvml")));
+	/* the hardware record lists the fake's device */
+	cr_expect_eq(json_array_size(jget(jget(r.manifest, "hardware"), "gpus")), 1);
+	um_result_free(&r);
+}
+
+Test(gpu, without_nvml_its_figures_are_null_and_the_api_ones_unchanged)
+{
+	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
+	struct um_result r;
+	json_t *units, *run;
+	void *real;
+
+	/* where a driver is installed, NVML is found: nothing to show about its absence */
+	real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (real) {
+		dlclose(real);
+		cr_skip_test("this machine has a libnvidia-ml.so.1");
+	}
+	run_driver(&r, "gpu_driver", "plt");
+	units = jget(r.manifest, "units");
+	for (size_t i = 0; i < 3; i++) {
+		json_t *u = json_array_get(units, i);
+
+		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i]);
+		cr_expect(json_is_null(jget(u, "peak_gpu_total_bytes")), "unit %zu", i);
+		cr_expect(json_is_null(jget(u, "gpu_context_bytes")), "unit %zu", i);
+		cr_expect_str_eq(json_string_value(jget(u, "gpu_nvml")),
+				 "no NVML (run.gpu.nvml says why)");
+	}
+	run = jget(r.manifest, "run");
+	cr_expect_eq((long long)jnum(run, "peak_gpu_bytes"), 8 * MIB);
+	cr_expect(json_is_null(jget(run, "peak_gpu_total_bytes")));
+	cr_expect(json_is_null(jget(run, "gpu_context_bytes")));
+	cr_expect_str_eq(json_string_value(jget(jget(run, "gpu"), "nvml")),
+			 "libnvidia-ml.so.1 was not found (no NVIDIA driver)");
 	um_result_free(&r);
 }

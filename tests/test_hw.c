@@ -2,6 +2,7 @@
 /* Hardware capture: parsers on fixture copies of /proc and /sys, the live record against values
  * read independently here. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ Test(hw, vm_without_cpufreq)
 	cr_expect(json_is_true(jget(hw, "btf")));
 	cr_expect(json_is_null(jget(hw, "python_version")));
 	cr_expect_eq(json_array_size(jget(hw, "blas")), 0);
+	cr_expect(json_is_null(jget(hw, "gpus")), "a fixture tree has no GPU to ask NVML about");
 	json_decref(hw);
 }
 
@@ -127,5 +129,52 @@ Test(hw, live_record_matches_the_machine)
 	cr_expect_str_eq(json_string_value(jget(hw, "system")), "Linux");
 	cr_expect_eq(json_is_true(jget(hw, "btf")), access("/sys/kernel/btf/vmlinux", R_OK) == 0);
 	cr_expect_leq(jnum(hw, "physical_cores"), jnum(hw, "logical_cores"));
+	json_decref(hw);
+}
+
+/* In unitmeter's process before its exec: the fake NVML (tools/workloads/gpu/fake_nvml.c). */
+static void with_fake_nvml(void)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/fakenvml",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+}
+
+/* The GPUs are what NVML lists: the fake's one device, its name and memory. */
+Test(hw, gpus_listed_by_nvml)
+{
+	const char *args[] = { "hw", NULL };
+	struct um_result r;
+	json_t *hw, *gpus, *g;
+
+	um_run_with(&r, false, args, with_fake_nvml);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	hw = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(hw, "no JSON on stdout: %s", r.out);
+	gpus = jget(hw, "gpus");
+	cr_assert(json_is_array(gpus), "gpus is not a list");
+	cr_assert_eq(json_array_size(gpus), 1);
+	g = json_array_get(gpus, 0);
+	cr_expect_eq(jnum(g, "index"), 0);
+	cr_expect_str_eq(json_string_value(jget(g, "name")), "Fake GPU 80GB");
+	cr_expect_eq(jnum(g, "memory_total_bytes"), 80.0 * 1024 * 1024 * 1024);
+	json_decref(hw);
+	um_result_free(&r);
+}
+
+Test(hw, gpus_null_without_nvml)
+{
+	const char *args[] = { "hw", NULL };
+	void *real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	json_t *hw;
+
+	if (real) {
+		dlclose(real);
+		cr_skip_test("this machine has a libnvidia-ml.so.1");
+	}
+	hw = um_run_json(args);
+	cr_expect(json_is_null(jget(hw, "gpus")));
 	json_decref(hw);
 }

@@ -32,6 +32,11 @@
 #define UM_KEY_PEAK_GPU_BY_DEVICE   "peak_gpu_bytes_by_device"
 #define UM_KEY_DEVICE               "device"
 #define UM_KEY_PEAK_BYTES           "peak_bytes"
+/* read from NVML (usedGpuMemory of the unit's process at its end), not traced; null when not read */
+#define UM_KEY_PEAK_GPU_TOTAL_BYTES "peak_gpu_total_bytes"
+#define UM_KEY_GPU_CONTEXT_BYTES    "gpu_context_bytes"
+/* how those two were got, or why they are null */
+#define UM_KEY_GPU_NVML             "gpu_nvml"
 #define UM_KEY_PROCESSES            "processes"
 #define UM_KEY_THREADS              "threads"
 #define UM_KEY_STATUS               "status"

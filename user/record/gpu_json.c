@@ -1,6 +1,59 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include "files/unit_keys.h"
 #include "record/gpu_json.h"
+#include "trace/nvml.h"
+
+void gpu_nvml_read(struct nvml *n, pid_t pid, bool traced, uint64_t api_live,
+		   struct gpu_nvml_unit *out)
+{
+	uint64_t used;
+	int err;
+
+	out->context_bytes = 0;
+	if (!n) {
+		out->state = GPU_NVML_ABSENT;
+		return;
+	}
+	if (!traced) {
+		out->state = GPU_NVML_NOTHING_TRACED;
+		return;
+	}
+	err = nvml__process_bytes(n, pid, &used);
+	if (err == -ENOENT)
+		out->state = GPU_NVML_NOT_LISTED;
+	else if (err == -ENODATA)
+		out->state = GPU_NVML_NO_FIGURE;
+	else if (err)
+		out->state = GPU_NVML_FAILED;
+	else if (used < api_live)
+		out->state = GPU_NVML_BELOW_TRACED;
+	else {
+		out->state = GPU_NVML_READ;
+		out->context_bytes = used - api_live;
+	}
+}
+
+const char *gpu_nvml_note(enum gpu_nvml_state state)
+{
+	switch (state) {
+	case GPU_NVML_READ:
+		return "read by NVML at the unit's end, not traced";
+	case GPU_NVML_ABSENT:
+		return "no NVML (run.gpu.nvml says why)";
+	case GPU_NVML_NOTHING_TRACED:
+		return "no device memory traced in the unit";
+	case GPU_NVML_NOT_LISTED:
+		return "NVML did not list the process at the unit's end";
+	case GPU_NVML_NO_FIGURE:
+		return "NVML has no figure for the process";
+	case GPU_NVML_BELOW_TRACED:
+		return "NVML read less than the bytes traced";
+	case GPU_NVML_FAILED:
+	default:
+		return "an NVML call failed";
+	}
+}
 
 /* The devices that held any bytes, each with its peak; device null: not known. */
 static json_t *by_device(const struct gpu_counters *g)
@@ -16,8 +69,11 @@ static json_t *by_device(const struct gpu_counters *g)
 	return list;
 }
 
-void gpu_run_json(const struct gpu_counters *g, json_t *run)
+void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, json_t *run)
 {
+	const char *nvml_note;
+	bool nvml_read;
+
 	const char *reason = NULL;
 	int known = 0;
 
@@ -42,12 +98,29 @@ void gpu_run_json(const struct gpu_counters *g, json_t *run)
 										  json_integer(known));
 		json_object_set_new(run, UM_KEY_PEAK_GPU_BY_DEVICE, by_device(g));
 	}
+	if (!nv->loaded)
+		nvml_note = nv->why;
+	else if (reason)
+		nvml_note = "loaded, but no device memory was traced";
+	else if (!nv->processes)
+		nvml_note = "loaded, but no traced process was listed at a unit's end";
+	else
+		nvml_note = "read, not traced: each process's usedGpuMemory at its units' ends, "
+			    "less the bytes the probes saw it hold then; gpu_context_bytes is the "
+			    "processes' last such reading, summed, and peak_gpu_total_bytes "
+			    "peak_gpu_bytes plus it";
+	nvml_read = nv->loaded && !reason && nv->processes;
+	json_object_set_new(run, UM_KEY_PEAK_GPU_TOTAL_BYTES,
+			    nvml_read ? json_integer((json_int_t)(g->peak_bytes + nv->context_bytes)) :
+					json_null());
+	json_object_set_new(run, UM_KEY_GPU_CONTEXT_BYTES,
+			    nvml_read ? json_integer((json_int_t)nv->context_bytes) : json_null());
 	json_object_set_new(run, "gpu",
-			    json_pack("{s:s?, s:I, s:I, s:I, s:s, s:s?}", "library",
+			    json_pack("{s:s?, s:I, s:I, s:I, s:s, s:s?, s:s}", "library",
 				      g->library[0] ? g->library : NULL, "calls", (json_int_t)g->calls,
 				      "failed_calls", (json_int_t)g->failed_calls, "unknown_frees",
 				      (json_int_t)g->unknown_frees, "figures",
 				      "bytes held through the driver API (API-exact); the context and "
 				      "pools the driver keeps are not in them",
-				      "reason", reason));
+				      "reason", reason, "nvml", nvml_note));
 }

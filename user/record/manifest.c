@@ -173,6 +173,7 @@ static json_t *run_json(const struct run_record *r)
 {
 	const struct tracer_counters *c = &r->trace.counters;
 	const struct proc_row *root = NULL;
+	struct gpu_nvml_run nv;
 	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
 	json_t *run, *table = json_array();
 
@@ -220,7 +221,8 @@ static json_t *run_json(const struct run_record *r)
 				      "thread_rss_caches", c->thread_rss_caches,
 				      "lock_timeouts", (json_int_t)c->lock_timeouts));
 	charge_json(r, run);
-	gpu_run_json(&c->gpu, run);
+	run_record__gpu_nvml(r, &nv);
+	gpu_run_json(&c->gpu, &nv, run);
 	json_object_set_new(run, "limits", limits_json(r));
 	json_object_set_new(run, "started_at", started_at(r));
 	json_object_set_new(run, "memory_timeline",

@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "common/log.h"
 #include "record/manifest.h"
 #include "record/run_record_internal.h"
 #include "record/tables.h"
 #include "record/unit_record.h"
+#include "trace/nvml.h"
 
 struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen)
 {
@@ -38,6 +40,10 @@ struct run_record *run_record__new(const struct run_record_config *cfg, char *er
 			return NULL;
 		}
 	}
+	/* read-only: the context and pools each unit's process holds, beside the API's bytes */
+	r->nvml = nvml__open(r->nvml_why, sizeof(r->nvml_why));
+	if (!r->nvml)
+		um_info("the GPU context and pools are not read: %s", r->nvml_why);
 	return r;
 }
 
@@ -106,8 +112,55 @@ const char *run_record__unit_spec(const struct run_record *r, const struct um_un
 size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
 			     size_t index, char *buf, size_t len)
 {
-	return um_unit_json(u, index, u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null",
-			    r->t0_ns, buf, len);
+	return um_unit_json(u, &r->nvml_units[index], index,
+			    u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null", r->t0_ns, buf,
+			    len);
+}
+
+void run_record__set_tracer(struct run_record *r, struct tracer *t)
+{
+	r->tracer = t;
+}
+
+/* Keep pid's context as read last; a process out of room is left out of the run's sum. */
+static void keep_context(struct run_record *r, pid_t pid, uint64_t bytes)
+{
+	struct nvml_context *c;
+
+	for (size_t i = 0; i < r->n_contexts; i++)
+		if (r->contexts[i].pid == pid) {
+			r->contexts[i].bytes = bytes;
+			return;
+		}
+	c = um_grow(r->contexts, &r->cap_contexts, r->n_contexts + 1, sizeof(*c), 16);
+	if (!c)
+		return;
+	r->contexts = c;
+	r->contexts[r->n_contexts++] = (struct nvml_context){ .pid = pid, .bytes = bytes };
+}
+
+void run_record__gpu_nvml(const struct run_record *r, struct gpu_nvml_run *out)
+{
+	*out = (struct gpu_nvml_run){ .loaded = r->nvml != NULL, .why = r->nvml_why,
+				      .processes = r->n_contexts };
+	for (size_t i = 0; i < r->n_contexts; i++)
+		out->context_bytes += r->contexts[i].bytes;
+}
+
+/*
+ * NVML's reading of the unit's process, made as its record arrives: at the unit's end as the
+ * loader saw it, beside the bytes the probes see the process hold at that moment.
+ */
+static void read_nvml(struct run_record *r, const struct um_unit_record *u,
+		      struct gpu_nvml_unit *out)
+{
+	uint64_t live = 0;
+
+	if (r->nvml && u->gpu_seen && r->tracer)
+		tracer__gpu_live(r->tracer, (pid_t)u->pid, &live);
+	gpu_nvml_read(r->nvml, (pid_t)u->pid, u->gpu_seen && r->tracer, live, out);
+	if (out->state == GPU_NVML_READ)
+		keep_context(r, (pid_t)u->pid, out->context_bytes);
 }
 
 static void on_unit(struct run_record *r, const struct um_unit_record *u)
@@ -118,14 +171,22 @@ static void on_unit(struct run_record *r, const struct um_unit_record *u)
 	if (r->n_units == r->cap_units) {
 		size_t cap = r->cap_units ? r->cap_units * 2 : 256;
 		struct um_unit_record *bigger = realloc(r->units, cap * sizeof(*bigger));
+		struct gpu_nvml_unit *more;
 
 		if (!bigger) {
 			um_err("out of memory keeping unit %zu", r->n_units);
 			return;
 		}
 		r->units = bigger;
+		more = realloc(r->nvml_units, cap * sizeof(*more));
+		if (!more) {
+			um_err("out of memory keeping unit %zu", r->n_units);
+			return;
+		}
+		r->nvml_units = more;
 		r->cap_units = cap;
 	}
+	read_nvml(r, u, &r->nvml_units[r->n_units]);
 	n = run_record__unit_line(r, u, r->n_units, line, sizeof(line) - 1);
 	line[n++] = '\n';
 	units_stream__append(r->stream, line, n);
@@ -300,6 +361,9 @@ void run_record__free(struct run_record *r)
 	trace_end__free(&r->trace);
 	json_decref(r->summary);
 	free(r->units);
+	free(r->nvml_units);
+	free(r->contexts);
+	nvml__close(r->nvml);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(r->spec_json[i]);
 	json_decref(r->hardware);

@@ -36,6 +36,11 @@ void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const cha
 int run_record__on_record(void *ctx, void *data, size_t size);
 bool run_record__proc_finished(const struct run_record *r, pid_t pid);
 void run_record__set_hardware(struct run_record *r, json_t *hw);
+/*
+ * The tracer whose probes' live device bytes NVML's reading is set beside, at each unit's end
+ * (the record is made before the tracer; NVML itself is loaded by run_record__new).
+ */
+void run_record__set_tracer(struct run_record *r, struct tracer *t);
 
 struct memcg;
 struct run_limits;

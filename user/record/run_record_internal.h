@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include "trace/limits.h"
 #include "trace/memcg.h"
+#include "record/gpu_json.h"
 #include "record/progress.h"
 #include "record/run_record.h"
 #include "trace/tracer.h"
@@ -37,6 +38,17 @@ struct run_record {
 	/* finished units as the kernel sent them: 112 bytes each, JSON is made when written */
 	struct um_unit_record *units;
 	size_t n_units, cap_units;
+	/* NVML's reading at each unit's end, parallel to units (cap_units of them) */
+	struct gpu_nvml_unit *nvml_units;
+	struct nvml *nvml; /* NULL: absent or failed, nvml_why says why */
+	char nvml_why[160];
+	struct tracer *tracer; /* the probes' live bytes, beside NVML's; NULL until it is open */
+	/* each process's context as last read */
+	struct nvml_context {
+		pid_t pid;
+		uint64_t bytes;
+	} *contexts;
+	size_t n_contexts, cap_contexts;
 	char *spec_json[UM_MAX_SPECS]; /* each spec as a JSON string, escaped once */
 	struct progress progress;
 	struct units_stream *stream; /* NULL: no stream */
@@ -58,6 +70,8 @@ const char *run_record__unit_spec(const struct run_record *r, const struct um_un
 /* Unit u, number index, as its JSON line (unit_record.h), without the newline. */
 size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
 			     size_t index, char *buf, size_t len);
+/* The NVML part of the run's device memory (gpu_json.h). */
+void run_record__gpu_nvml(const struct run_record *r, struct gpu_nvml_run *out);
 /*
  * The run's memory charge: the highest value read, or the kernel's own high-water mark, exact,
  * when it rose while the group was traced (always, for a cgroup made for the run). false when

@@ -128,12 +128,34 @@ static void put_gpu(struct line *l, const struct um_unit_record *u)
 }
 
 /*
+ * The context and pool part NVML gave at the unit's end (read, not traced), and the total it
+ * makes with the API peak; both null, with the note saying why, when it was not read.
+ */
+static void put_nvml(struct line *l, const struct um_unit_record *u, const struct gpu_nvml_unit *nv)
+{
+	const char *note;
+
+	if (u->gpu_seen && nv->state == GPU_NVML_READ) {
+		put_u64_member(l, UM_KEY_PEAK_GPU_TOTAL_BYTES, u->peak_gpu_bytes + nv->context_bytes);
+		put_u64_member(l, UM_KEY_GPU_CONTEXT_BYTES, nv->context_bytes);
+	} else {
+		put_lit(l, ", \"" UM_KEY_PEAK_GPU_TOTAL_BYTES "\": null, \"" UM_KEY_GPU_CONTEXT_BYTES
+			   "\": null");
+	}
+	/* the notes are plain text: no character JSON escapes */
+	put_lit(l, ", \"" UM_KEY_GPU_NVML "\": \"");
+	note = gpu_nvml_note(nv->state);
+	put_mem(l, note, strlen(note));
+	put_lit(l, "\"");
+}
+
+/*
  * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
  * cost a JSON tree, or a printf, each (the spec strings are escaped once, by jansson, when the
  * record is made: run_record__new).
  */
-size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *spec_json,
-		    uint64_t t0_ns, char *buf, size_t len)
+size_t um_unit_json(const struct um_unit_record *u, const struct gpu_nvml_unit *nv, size_t index,
+		    const char *spec_json, uint64_t t0_ns, char *buf, size_t len)
 {
 	uint64_t wall_ns = u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0;
 	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
@@ -165,6 +187,7 @@ size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *sp
 		put_u64_member(&l, UM_KEY_PEAK_CHARGE_BYTES, u->peak_charge_bytes);
 	}
 	put_gpu(&l, u);
+	put_nvml(&l, u, nv);
 	put_u64_member(&l, UM_KEY_PROCESSES, u->processes);
 	put_u64_member(&l, UM_KEY_THREADS, u->threads);
 	put_lit(&l, ", \"" UM_KEY_STATUS "\": ");

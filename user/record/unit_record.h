@@ -10,10 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "record/gpu_json.h"
 #include "unitmeter.h"
 
-/* A unit's line: its figures take under 1,300 bytes (device memory per device slot included);
- * its spec, escaped, at most 6 bytes a byte. */
+/* A unit's line: its figures take under 1,500 bytes (device memory per device slot and the
+ * NVML note included); its spec, escaped, at most 6 bytes a byte. */
 #define UNIT_LINE_MAX (2048 + 6 * UM_SPEC_TEXT_MAX)
 
 static inline double um_seconds(uint64_t ns)
@@ -29,10 +30,10 @@ static inline double unit_wall_s(const struct um_unit_record *u)
 /*
  * Unit u, number index, as a JSON object on one line, NUL-terminated, into buf of len bytes.
  * spec_json is its spec as a JSON value, already escaped ("null" for none); start_ns is counted
- * from t0_ns. Returns the length.
+ * from t0_ns; nv is NVML's reading at its end (gpu_json.h). Returns the length.
  */
-size_t um_unit_json(const struct um_unit_record *u, size_t index, const char *spec_json,
-		    uint64_t t0_ns, char *buf, size_t len);
+size_t um_unit_json(const struct um_unit_record *u, const struct gpu_nvml_unit *nv, size_t index,
+		    const char *spec_json, uint64_t t0_ns, char *buf, size_t len);
 /* The summary (summary.h) of n units, as the summary of their JSON would read it. */
 json_t *um_summarise_records(const struct um_unit_record *units, size_t n);
 

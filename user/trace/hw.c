@@ -10,6 +10,7 @@
 #include "common/fileio.h"
 #include "trace/arm_cpu.h"
 #include "trace/hw.h"
+#include "trace/nvml.h"
 
 extern char **environ;
 
@@ -320,6 +321,26 @@ static json_t *string_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
+/*
+ * The GPUs NVML lists (index, name, memory total), read-only; null without NVML, and for a tree
+ * other than the live machine's (a fixture has no GPU to ask about).
+ */
+static json_t *gpus(const char *root)
+{
+	char why[160];
+	struct nvml *n;
+	json_t *list;
+
+	if (root[0])
+		return json_null();
+	n = nvml__open(why, sizeof(why));
+	if (!n)
+		return json_null();
+	list = nvml__devices(n);
+	nvml__close(n);
+	return list ? list : json_null();
+}
+
 json_t *hw_capture(const char *root)
 {
 	json_t *hw = json_object();
@@ -362,6 +383,7 @@ json_t *hw_capture(const char *root)
 	json_object_set_new(hw, "kernel_release", string_or_null(have_uname ? u.release : NULL));
 	snprintf(btf_path, sizeof(btf_path), "%s/sys/kernel/btf/vmlinux", root);
 	json_object_set_new(hw, "btf", json_boolean(access(btf_path, R_OK) == 0));
+	json_object_set_new(hw, "gpus", gpus(root));
 	free(model);
 	free(cpuinfo);
 	free(meminfo);

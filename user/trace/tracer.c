@@ -483,6 +483,17 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 	return err;
 }
 
+void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes)
+{
+	__u32 key = (__u32)pid;
+	struct um_gpu_live live;
+
+	*bytes = 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.gpu_procs), &key, &live) &&
+	    live.total > 0)
+		*bytes = (uint64_t)live.total;
+}
+
 /* Keep a probe's link with the units' (gpu_probes_attach's keep): destroyed with them. */
 static int keep_link(void *ctx, struct bpf_link *link)
 {

@@ -129,6 +129,8 @@ struct tracer_timing {
 	uint64_t open_ns, load_ns, attach_ns;
 };
 void tracer__timing(const struct tracer *t, struct tracer_timing *out);
+/* The device bytes the probes see process pid hold now (managed memory apart); 0: none seen. */
+void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes);
 /*
  * The skeleton itself, its .bss and maps, for the white-box tests (tests/bpf/), which assert on
  * the BPF side's state; nothing else reads it. Borrowed; valid until destroy.

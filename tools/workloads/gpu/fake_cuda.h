@@ -11,6 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The fake NVML's view (fake_nvml.c): with FAKE_CUDA_STATE_DIR set, the fake driver keeps the
+ * bytes each process holds in DIR/<pid> (decimal), replaced whole at every change; the fake NVML
+ * reports a live process's usedGpuMemory as those bytes plus a fixed context.
+ */
+#define FAKE_CUDA_STATE_ENV "FAKE_CUDA_STATE_DIR"
+#define FAKE_NVML_CONTEXT_BYTES (300ULL << 20)
+#define FAKE_NVML_NAME "Fake GPU 80GB"
+#define FAKE_NVML_MEMORY_BYTES (80ULL << 30)
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef uint64_t CUdeviceptr;

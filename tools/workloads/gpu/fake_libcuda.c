@@ -9,8 +9,10 @@
  * CUDA_ERROR_OUT_OF_MEMORY, a free of an unknown address with CUDA_ERROR_INVALID_VALUE.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "fake_cuda.h"
 
 #define LIVE_MAX 1024
@@ -35,6 +37,26 @@ static uint64_t limit_bytes(void)
 	return limit ? strtoull(limit, NULL, 10) : UINT64_MAX;
 }
 
+/* The bytes held, where the fake NVML reads them (fake_cuda.h); under state.lock. */
+static void publish(void)
+{
+	const char *dir = getenv(FAKE_CUDA_STATE_ENV);
+	char path[4096], tmp[4096 + 8];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%llu\n", (unsigned long long)state.live_bytes);
+	/* whole or not at all: the reader never sees a half-written figure */
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
 static CUresult take(uint64_t *out, uint64_t bytes, int handle)
 {
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -50,6 +72,7 @@ static CUresult take(uint64_t *out, uint64_t bytes, int handle)
 		state.live[i].bytes = bytes;
 		state.live[i].handle = handle;
 		state.live_bytes += bytes;
+		publish();
 		rc = CUDA_SUCCESS;
 		break;
 	}
@@ -65,6 +88,7 @@ static CUresult give_back(uint64_t id, int handle)
 	for (int i = 0; i < LIVE_MAX; i++)
 		if (id && state.live[i].id == id && state.live[i].handle == handle) {
 			state.live_bytes -= state.live[i].bytes;
+			publish();
 			state.live[i].id = 0;
 			rc = CUDA_SUCCESS;
 			break;
@@ -75,7 +99,13 @@ static CUresult give_back(uint64_t id, int handle)
 
 static CUresult impl_init(unsigned flags)
 {
-	return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* listed by the fake NVML from here on, as a process with a context is by the real one */
+	pthread_mutex_lock(&state.lock);
+	publish();
+	pthread_mutex_unlock(&state.lock);
+	return CUDA_SUCCESS;
 }
 
 static CUresult impl_ctx_retain(CUcontext *ctx, CUdevice dev)

@@ -255,6 +255,16 @@ __attribute__((noinline)) int fit_unit(int step)
 		CHECK(cu.free(a));
 		CHECK(cu.free(b));
 		CHECK(cu.ctx_set(ctx0));
+	} else if (!strcmp(mode, "held")) {
+		/* held past the units' ends: 2, then 5 MiB at the ends of the first two */
+		static CUdeviceptr kept[2];
+
+		if (step < 2)
+			kept[step] = alloc((size_t)(2 + step) * MIB);
+		else {
+			CHECK(cu.free(kept[0]));
+			CHECK(cu.free(kept[1]));
+		}
 	} else if (!strcmp(mode, "nocontext")) {
 		a = alloc(1 * MIB);
 		CHECK(cu.free(a));
@@ -279,7 +289,7 @@ static bool probed(uint32_t at_start)
 
 static int units_of(const char *m)
 {
-	if (!strcmp(m, "plt") || !strcmp(m, "dlsym") || !strcmp(m, "procaddr"))
+	if (!strcmp(m, "plt") || !strcmp(m, "dlsym") || !strcmp(m, "procaddr") || !strcmp(m, "held"))
 		return 3;
 	return !strcmp(m, "before") ? 2 : 1;
 }
@@ -332,8 +342,12 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "before"))
 		before_unit = alloc(5 * MIB);
 	units = units_of(mode);
-	for (int i = 0; i < units; i++)
+	for (int i = 0; i < units; i++) {
 		fit_unit(i);
+		/* GPU_DRIVER_PAUSE_MS: still, and alive, while a unit's end is read (NVML's test) */
+		if (getenv("GPU_DRIVER_PAUSE_MS"))
+			usleep(1000 * (useconds_t)atoi(getenv("GPU_DRIVER_PAUSE_MS")));
+	}
 	printf("{\"mode\": \"%s\", \"units\": %d, \"ptsz\": %s}\n", mode, units,
 	       ptsz ? "true" : "false");
 	return 0;
