@@ -811,7 +811,7 @@ Test(reliability, a_second_sigint_ends_unitmeter_at_once)
 	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/command.pid", dir);
 	/* an ignored signal stays ignored across exec: sleep keeps the shell's pid and the trap */
-	snprintf(script, sizeof(script), "echo $$ > %s; trap '' INT; exec sleep 20", pidfile);
+	snprintf(script, sizeof(script), "trap '' INT; echo $$ > %s; exec sleep 20", pidfile);
 	argv[n++] = unitmeter_bin();
 	argv[n++] = "run";
 	argv[n++] = "-q";
@@ -833,8 +833,9 @@ Test(reliability, a_second_sigint_ends_unitmeter_at_once)
 		execv(argv[0], (char *const *)argv);
 		_exit(99);
 	}
-	/* until it is tracing: the stream exists once the report is set up */
-	for (int i = 0; i < 50 && access(stream, F_OK); i++)
+	/* until the command runs (set-up over: a signal during it ends unitmeter at once, by
+	 * design) and ignores SIGINT: its pid file is written after its trap */
+	for (int i = 0; i < 50 && access(pidfile, F_OK); i++)
 		nanosleep(&pause, NULL);
 	nanosleep(&pause, NULL);
 	kill(um, SIGINT);
