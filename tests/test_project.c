@@ -794,6 +794,15 @@ Test(project, gpu_units_give_gres_and_the_memory_per_gpu)
 	cr_expect(json_is_null(jget(jget(j, "derivation"), "gpu_workers")));
 	json_decref(j);
 	um_result_free(&r);
+
+	/* the same units as a stream (the fast reader): the same request, no run figure */
+	sb[1] = fixture("project/gpu.units.jsonl");
+	um_run(&r, false, sb);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "\n#SBATCH --gres=gpu:2\n# GPU memory: 1.88 GiB per GPU"),
+			   "%s", r.out);
+	cr_expect_null(strstr(r.out, "one device held"), "%s", r.out);
+	um_result_free(&r);
 }
 
 /* No unit touched a GPU: no --gres line, no GPU comment, and null in the JSON. */
