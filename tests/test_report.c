@@ -135,6 +135,9 @@ Test(report, page_figures_are_the_manifest_s)
 	cr_expect_eq(count_of(html, "<g class=\"lane\""), json_array_size(jget(run, "per_process")),
 		     "a lane per process");
 	cr_expect_eq(count_of(html, "<rect class=\"unit\""), n, "a bar per unit");
+	/* a run without GPU figures: no device memory chart, and no word of one */
+	cr_expect_null(strstr(html, "class=\"gpu"), "a GPU chart in a CPU run's page");
+	cr_expect_null(strstr(html, "gpu-caption"));
 	free(html);
 	um_result_free(&r);
 }

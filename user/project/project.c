@@ -340,6 +340,15 @@ static void derive_mem(struct projection *p, const struct project_input *in,
 
 #define GIB (1024.0 * MIB)
 
+/* Device memory as a person reads it: GiB from a GiB (the size GPUs are sold in), else MiB. */
+static void gpu_size(char *buf, size_t len, double bytes)
+{
+	if (bytes >= GIB)
+		snprintf(buf, len, "%.2f GiB", bytes / GIB);
+	else
+		snprintf(buf, len, "%.1f MiB", bytes / MIB);
+}
+
 /*
  * --gres=gpu:N and the device memory per GPU: SLURM has no request for device memory, so the
  * figure is a comment the user maps to a GPU type. Only the bytes traced through the CUDA driver
@@ -350,6 +359,7 @@ static void derive_gpu(struct projection *p, const struct project_input *in,
 {
 	long long w = p->task.workers > 0 ? p->task.workers : 1;
 	double unit_peak = in->gpu_device_peak_max_bytes;
+	char a[32], b[32];
 
 	if (!in->gpu_units)
 		return;
@@ -358,43 +368,49 @@ static void derive_gpu(struct projection *p, const struct project_input *in,
 	snprintf(p->gres_derivation, sizeof(p->gres_derivation),
 		 "the most devices one unit held device memory on: %lld (%zu of %zu units used a "
 		 "GPU)", p->gpus, in->gpu_units, in->n);
+	gpu_size(a, sizeof(a), p->gpu_mem_bytes);
+	gpu_size(b, sizeof(b), unit_peak);
 	snprintf(p->gpu_mem_line, sizeof(p->gpu_mem_line),
-		 "GPU memory: %.2f GiB per GPU for one unit (its peak on one device %.2f GiB x %.2f "
-		 "margin); SLURM has no request for it: choose a GPU type with at least this much. "
-		 "Only the part traced through the CUDA driver API: the CUDA context and pools are "
-		 "not in it (NVML adds them when read)", p->gpu_mem_bytes / GIB, unit_peak / GIB,
-		 opt->margin);
+		 "GPU memory: %s per GPU for one unit (its peak on one device %s x %.2f margin); "
+		 "SLURM has no request for it: choose a GPU type with at least this much. Only the "
+		 "part traced through the CUDA driver API: the CUDA context and pools are not in it "
+		 "(NVML adds them when read)", a, b, opt->margin);
 	if (in->gpu_units_device_unknown)
 		note(p, "%zu unit%s held device memory whose device is not known (a context made "
 		     "current another way): counted as one GPU", in->gpu_units_device_unknown,
 		     in->gpu_units_device_unknown == 1 ? "" : "s");
 	if (w > 1) {
-		int len = snprintf(p->gpu_workers_line, sizeof(p->gpu_workers_line),
-				   "GPUs with %lld workers: %lld units at once on %lld GPU%s; the "
-				   "per-GPU figure is per unit: %lld units sharing %s need up to %.2f "
-				   "GiB on each, or ask --gres=gpu:%lld for a GPU set each", w, w,
-				   p->gpus, p->gpus == 1 ? "" : "s", w, p->gpus == 1 ? "it" : "them",
-				   (double)w * p->gpu_mem_bytes / GIB, w * p->gpus);
+		int len;
 
+		gpu_size(a, sizeof(a), (double)w * p->gpu_mem_bytes);
+		len = snprintf(p->gpu_workers_line, sizeof(p->gpu_workers_line),
+			       "GPUs with %lld workers: %lld units at once on %lld GPU%s; the per-GPU "
+			       "figure is per unit: %lld units sharing %s need up to %s on each, or "
+			       "ask --gres=gpu:%lld for a GPU set each", w, w, p->gpus,
+			       p->gpus == 1 ? "" : "s", w, p->gpus == 1 ? "it" : "them", a,
+			       w * p->gpus);
 		if (in->run_gpu_device_peak_bytes > unit_peak && len > 0 &&
-		    (size_t)len < sizeof(p->gpu_workers_line))
+		    (size_t)len < sizeof(p->gpu_workers_line)) {
+			gpu_size(a, sizeof(a), in->run_gpu_device_peak_bytes);
+			gpu_size(b, sizeof(b), unit_peak);
 			snprintf(p->gpu_workers_line + len, sizeof(p->gpu_workers_line) - (size_t)len,
-				 "; in the calibration one device held %.2f GiB at once, above any "
-				 "unit's %.2f GiB: units of several workers (or memory held outside "
-				 "the units) shared it", in->run_gpu_device_peak_bytes / GIB,
-				 unit_peak / GIB);
+				 "; in the calibration one device held %s at once, above any unit's "
+				 "%s: units of several workers (or memory held outside the units) "
+				 "shared it", a, b);
+		}
 	}
 	/* the figures hold no allocation's own size: one preallocated block shows as the same
 	 * peak in every unit, equal to the run's */
 	p->gpu_preallocated = unit_peak >= UM_GPU_PREALLOC_MIN_BYTES &&
 			      in->gpu_device_peak_min_bytes == unit_peak &&
 			      in->run_gpu_device_peak_bytes == unit_peak;
+	gpu_size(a, sizeof(a), unit_peak);
 	if (p->gpu_preallocated)
-		note(p, "every unit's device peak is the same %.2f GiB, the run's own: one block "
+		note(p, "every unit's device peak is the same %s, the run's own: one block "
 		     "held throughout, as JAX preallocates 75%% of a device at its first operation, "
 		     "which says nothing of the fit. With JAX, calibrate with "
 		     "XLA_PYTHON_CLIENT_PREALLOCATE=false (or XLA_PYTHON_CLIENT_ALLOCATOR=platform) "
-		     "for the fit's own peak", unit_peak / GIB);
+		     "for the fit's own peak", a);
 }
 
 /* --cpus-per-task, --tmp and --array, each with its derivation. */
