@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "helpers.h"
+#include "files/fastjson.h"
 #include "project/project.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -866,4 +867,66 @@ Test(project, one_preallocated_block_says_how_to_calibrate_without_it)
 	cr_expect_eq(jnum(jget(j, "request"), "gpu_mem_per_gpu_bytes"), 16106127360.0);
 	json_decref(j);
 	um_result_free(&r);
+}
+
+/*
+ * The GPU figures of a line, as the fast reader (simdjson) and jansson read them: the same kind
+ * and value, or the fast reader hands the line to jansson. The last figure is not a key: the
+ * largest peak_bytes of peak_gpu_bytes_by_device.
+ */
+Test(project, gpu_figures_read_alike_by_both_readers)
+{
+	static const struct {
+		const char *line;
+		unsigned char kind;
+		double max;
+	} cases[] = {
+		{ "{\"peak_gpu_bytes\": 3, \"gpu_devices\": 2, \"peak_gpu_bytes_by_device\": "
+		  "[{\"device\": 0, \"peak_bytes\": 1}, {\"device\": 1, \"peak_bytes\": 2}]}", UM_V_INT, 2 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"device\": null, \"peak_bytes\": 7.5}]}",
+		  UM_V_REAL, 7.5 },
+		{ "{\"peak_gpu_bytes_by_device\": []}", UM_V_INT, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": null}", UM_V_NULL, 0 },
+		{ "{\"wall_s\": 1}", UM_V_ABSENT, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"device\": 0}]}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [5]}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": {\"peak_bytes\": 5}}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"peak_bytes\": \"5\"}]}", UM_V_OTHER, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const int f = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;
+		char buf[512] = "";
+		size_t len = strlen(cases[i].line);
+		struct um_read_unit fast, slow;
+		struct um_unit_text t;
+		json_t *doc = json_loads(cases[i].line, 0, NULL);
+
+		cr_assert_not_null(doc);
+		memcpy(buf, cases[i].line, len);
+		cr_assert_lt(len + UM_FASTJSON_PADDING, sizeof(buf));
+		um_unit_from_json(doc, &slow, &t);
+		cr_expect_eq(slow.kind[f], cases[i].kind, "case %zu: jansson's kind %d", i,
+			     slow.kind[f]);
+		cr_expect_eq(um_unit_number(&slow, f, 0), cases[i].max, "case %zu", i);
+		if (!um_fastjson_unit(buf, len, &fast, &t)) {
+			for (int k = UM_F_PEAK_GPU_BYTES; k < UM_F_N; k++) {
+				cr_expect_eq(fast.kind[k], slow.kind[k], "case %zu field %d", i, k);
+				cr_expect_eq(um_unit_number(&fast, k, 0), um_unit_number(&slow, k, 0),
+					     "case %zu field %d", i, k);
+			}
+		}
+		json_decref(doc);
+	}
+	/* a plain line is the fast reader's own: it must not hand it back */
+	{
+		char buf[512] = "{\"gpu_devices\": 2, \"peak_gpu_bytes_by_device\": [{\"peak_bytes\": 9}]}";
+		struct um_read_unit fast;
+		struct um_unit_text t;
+
+		cr_assert_eq(um_fastjson_unit(buf, strlen(buf), &fast, &t), 0);
+		cr_expect_eq(fast.kind[UM_F_PEAK_GPU_DEVICE_MAX_BYTES], UM_V_INT);
+		cr_expect_eq(fast.v[UM_F_PEAK_GPU_DEVICE_MAX_BYTES].i, 9);
+		cr_expect_eq(fast.v[UM_F_GPU_DEVICES].i, 2);
+	}
 }
