@@ -414,5 +414,20 @@ Test(gpu, project_and_report_of_a_gpu_run)
 	cr_expect_eq(number_after(strstr(svg, "<line class=\"gpu-run-peak\""), "data-value=\""),
 		     jnum(jget(r.manifest, "run"), "peak_gpu_bytes"));
 	free(html);
+	/* drawn in a browser: the chart, its bar and no console error */
+	{
+		const char *counts[] = { "gpu=svg.gpu", "bars=svg.gpu rect.gpu-unit",
+					 "memory=svg.memory path.rss", NULL };
+		char shot[256];
+		json_t *j;
+
+		snprintf(shot, sizeof(shot), "%s/unitmeter-report-gpu.png", screenshot_dir());
+		j = render(page, shot, counts);
+		expect_no_console_errors(j);
+		cr_expect_eq(jnum(jget(j, "counts"), "gpu"), 1);
+		cr_expect_eq(jnum(jget(j, "counts"), "bars"), 1);
+		cr_expect_geq(jnum(jget(j, "counts"), "memory"), 1, "RSS beside it");
+		json_decref(j);
+	}
 	um_result_free(&r);
 }
