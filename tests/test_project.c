@@ -744,41 +744,70 @@ Test(project, an_array_of_100000_units_in_20_files_under_a_memory_bound)
 }
 
 /*
+ * `unitmeter project FILE --units N --tasks K [--workers W] [--format json]`, which must exit 0:
+ * its stdout (malloc'd).
+ */
+static char *project_of(const char *file, const char *units, const char *tasks,
+			const char *workers, bool json)
+{
+	const char *args[12] = { "project", file, "--units", units, "--tasks", tasks };
+	size_t n = 6;
+	struct um_result r;
+	char *out;
+
+	if (workers) {
+		args[n++] = "--workers";
+		args[n++] = workers;
+	}
+	if (json) {
+		args[n++] = "--format";
+		args[n++] = "json";
+	}
+	args[n] = NULL;
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s: %s", file, r.err);
+	out = strdup(r.out);
+	cr_assert_not_null(out);
+	um_result_free(&r);
+	return out;
+}
+
+/* The same, as JSON: the document. */
+static json_t *project_json_of(const char *file, const char *units, const char *tasks)
+{
+	char *out = project_of(file, units, tasks, NULL, true);
+	json_t *j = json_loads(out, 0, NULL);
+
+	cr_assert_not_null(j, "%s", out);
+	free(out);
+	return j;
+}
+
+/*
  * GPUs, from tests/fixtures/project/gpu.json: units on device 0 (1 GiB), on devices 0 and 1
  * (1.5 GiB and 0.5 GiB), none, and device 0 (0.75 GiB); the run held 2 GiB on device 0.
  * --gres=gpu:2, the most devices of one unit; per GPU 1.5 GiB x 1.25 = 1.875 GiB = 2013265920.
  */
 Test(project, gpu_units_give_gres_and_the_memory_per_gpu)
 {
-	const char *sb[] = { "project", NULL, "--units", "40", "--tasks", "4", "--workers", "2",
-			     NULL };
-	const char *js[] = { "project", "--format", "json", NULL, "--units", "40", "--tasks", "4",
-			     NULL };
-	struct um_result r;
+	char *out = project_of(fixture("project/gpu.json"), "40", "4", "2", false);
 	json_t *j, *req, *unit;
 
-	sb[1] = js[3] = fixture("project/gpu.json");
-	um_run(&r, false, sb);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect_not_null(strstr(r.out, "# --gres: the most devices one unit held device memory on: "
-					 "2 (3 of 4 units used a GPU)\n#SBATCH --gres=gpu:2\n"),
-			   "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "\n# GPU memory: 1.88 GiB per GPU for one unit (its peak on "
-					 "one device 1.50 GiB x 1.25 margin)"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "the CUDA context and pools are not in it"), "%s", r.out);
+	cr_expect_not_null(strstr(out, "# --gres: the most devices one unit held device memory on: "
+				       "2 (3 of 4 units used a GPU)\n#SBATCH --gres=gpu:2\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "\n# GPU memory: 1.88 GiB per GPU for one unit (its peak on "
+				       "one device 1.50 GiB x 1.25 margin)"), "%s", out);
+	cr_expect_not_null(strstr(out, "the CUDA context and pools are not in it"), "%s", out);
 	/* 2 workers on 2 GPUs: 2 x 1.875 = 3.75 GiB each when shared, or 4 GPUs */
-	cr_expect_not_null(strstr(r.out, "\n# GPUs with 2 workers: 2 units at once on 2 GPUs; the "
-					 "per-GPU figure is per unit: 2 units sharing them need up "
-					 "to 3.75 GiB on each, or ask --gres=gpu:4"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "one device held 2.00 GiB at once, above any unit's 1.50 "
-					 "GiB"), "%s", r.out);
-	cr_expect_null(strstr(r.out, "XLA_PYTHON_CLIENT_PREALLOCATE"), "%s", r.out);
-	um_result_free(&r);
+	cr_expect_not_null(strstr(out, "\n# GPUs with 2 workers: 2 units at once on 2 GPUs; the "
+				       "per-GPU figure is per unit: 2 units sharing them need up to "
+				       "3.75 GiB on each, or ask --gres=gpu:4"), "%s", out);
+	cr_expect_not_null(strstr(out, "one device held 2.00 GiB at once, above any unit's 1.50 "
+				       "GiB"), "%s", out);
+	cr_expect_null(strstr(out, "XLA_PYTHON_CLIENT_PREALLOCATE"), "%s", out);
+	free(out);
 
-	um_run(&r, false, js);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	j = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(j, "%s", r.out);
+	j = project_json_of(fixture("project/gpu.json"), "40", "4");
 	req = jget(j, "request");
 	unit = jget(j, "per_unit");
 	cr_expect_str_eq(json_string_value(jget(req, "gres")), "gpu:2");
@@ -794,46 +823,32 @@ Test(project, gpu_units_give_gres_and_the_memory_per_gpu)
 	/* one worker calibrated, none asked: no line on sharing */
 	cr_expect(json_is_null(jget(jget(j, "derivation"), "gpu_workers")));
 	json_decref(j);
-	um_result_free(&r);
 
 	/* the same units as a stream (the fast reader): the same request, no run figure */
-	sb[1] = fixture("project/gpu.units.jsonl");
-	um_run(&r, false, sb);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect_not_null(strstr(r.out, "\n#SBATCH --gres=gpu:2\n# GPU memory: 1.88 GiB per GPU"),
-			   "%s", r.out);
-	cr_expect_null(strstr(r.out, "one device held"), "%s", r.out);
-	um_result_free(&r);
+	out = project_of(fixture("project/gpu.units.jsonl"), "40", "4", "2", false);
+	cr_expect_not_null(strstr(out, "\n#SBATCH --gres=gpu:2\n# GPU memory: 1.88 GiB per GPU"),
+			   "%s", out);
+	cr_expect_null(strstr(out, "one device held"), "%s", out);
+	free(out);
 }
 
 /* No unit touched a GPU: no --gres line, no GPU comment, and null in the JSON. */
 Test(project, no_gpu_no_gres_line)
 {
-	const char *sb[] = { "project", NULL, "--units", "40", "--tasks", "4", "--workers", "2",
-			     NULL };
-	const char *js[] = { "project", "--format", "json", NULL, "--units", "40", "--tasks", "4",
-			     NULL };
-	struct um_result r;
+	char *out = project_of(fixture("project/calib.json"), "40", "4", "2", false);
 	json_t *j;
 
-	sb[1] = js[3] = fixture("project/calib.json");
-	um_run(&r, false, sb);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect_null(strstr(r.out, "--gres"), "%s", r.out);
-	cr_expect_null(strstr(r.out, "GPU"), "%s", r.out);
-	um_result_free(&r);
+	cr_expect_null(strstr(out, "--gres"), "%s", out);
+	cr_expect_null(strstr(out, "GPU"), "%s", out);
+	free(out);
 
-	um_run(&r, false, js);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	j = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(j, "%s", r.out);
+	j = project_json_of(fixture("project/calib.json"), "40", "4");
 	cr_expect(json_is_null(jget(jget(j, "request"), "gres")));
 	cr_expect(json_is_null(jget(jget(j, "request"), "gpus")));
 	cr_expect(json_is_null(jget(jget(j, "request"), "gpu_mem_per_gpu_bytes")));
 	cr_expect(json_is_null(jget(jget(j, "per_unit"), "peak_gpu_device_bytes_max")));
 	cr_expect_eq(jnum(jget(j, "per_unit"), "gpu_units"), 0);
 	json_decref(j);
-	um_result_free(&r);
 }
 
 /*
@@ -842,31 +857,21 @@ Test(project, no_gpu_no_gres_line)
  */
 Test(project, one_preallocated_block_says_how_to_calibrate_without_it)
 {
-	const char *sb[] = { "project", NULL, "--units", "30", "--tasks", "3", NULL };
-	struct um_result r;
+	char *out = project_of(fixture("project/gpu_prealloc.json"), "30", "3", NULL, false);
 	json_t *j;
-	const char *js[] = { "project", "--format", "json", NULL, "--units", "30", "--tasks", "3",
-			     NULL };
 
-	sb[1] = js[3] = fixture("project/gpu_prealloc.json");
-	um_run(&r, false, sb);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect_not_null(strstr(r.out, "\n#SBATCH --gres=gpu:1\n"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "# note: every unit's device peak is the same 12.00 GiB, "
-					 "the run's own"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "XLA_PYTHON_CLIENT_PREALLOCATE=false"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "XLA_PYTHON_CLIENT_ALLOCATOR=platform"), "%s", r.out);
-	um_result_free(&r);
+	cr_expect_not_null(strstr(out, "\n#SBATCH --gres=gpu:1\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "# note: every unit's device peak is the same 12.00 GiB, the "
+				       "run's own"), "%s", out);
+	cr_expect_not_null(strstr(out, "XLA_PYTHON_CLIENT_PREALLOCATE=false"), "%s", out);
+	cr_expect_not_null(strstr(out, "XLA_PYTHON_CLIENT_ALLOCATOR=platform"), "%s", out);
+	free(out);
 
-	um_run(&r, false, js);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	j = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(j, "%s", r.out);
+	j = project_json_of(fixture("project/gpu_prealloc.json"), "30", "3");
 	cr_expect(json_is_true(jget(jget(j, "per_unit"), "gpu_preallocated")));
 	/* 12 GiB x 1.25 = 15 GiB */
 	cr_expect_eq(jnum(jget(j, "request"), "gpu_mem_per_gpu_bytes"), 16106127360.0);
 	json_decref(j);
-	um_result_free(&r);
 }
 
 /*
