@@ -429,7 +429,8 @@ static void gpu_over_time(struct page *pg, const struct html_input *in)
 {
 	const json_t *run = json_object_get(in->doc, "run");
 	const struct um_read_unit *units = pg->units + in->first;
-	double run_peak = um_json_number(run, UM_KEY_PEAK_GPU_BYTES, -1);
+	double run_peak = um_json_number(run, UM_KEY_PEAK_GPU_BYTES, -1), end_s;
+	const json_t *tl;
 	bool any = run_peak > 0;
 	size_t placed = 0, with_gpu = 0;
 
@@ -449,7 +450,14 @@ static void gpu_over_time(struct page *pg, const struct html_input *in)
 	if (placed < with_gpu)
 		fprintf(pg->out, "; %zu have no start time and are not drawn", with_gpu - placed);
 	fputs(".</p>", pg->out);
-	svg_gpu_units(pg->out, units, in->n, um_json_number(run, "wall_s", 0), run_peak);
+	/* the memory chart's time axis, so the two line up */
+	tl = json_object_get(run, "memory_timeline");
+	end_s = fmax(um_json_number(run, "wall_s", 0),
+		     (um_json_number(tl, "start_ns", 0) +
+		      (double)json_array_size(json_object_get(tl, "rss_max_bytes")) *
+			      um_json_number(tl, "bucket_ns", 0)) / 1e9);
+	svg_gpu_units(pg->out, units, in->n, um_json_number(tl, "start_ns", 0) / 1e9, end_s,
+		      run_peak);
 }
 
 static void section_over_time(struct page *pg)

@@ -616,8 +616,8 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 	fputs("</svg>\n", out);
 }
 
-size_t svg_gpu_units(FILE *out, const struct um_read_unit *units, size_t n, double end_s,
-		     double run_peak)
+size_t svg_gpu_units(FILE *out, const struct um_read_unit *units, size_t n, double start_s,
+		     double end_s, double run_peak)
 {
 	struct plot p = { .left = 70, .top = 10, .width = 870, .height = 220 };
 	double top = run_peak > 0 ? run_peak : 0;
@@ -634,7 +634,8 @@ size_t svg_gpu_units(FILE *out, const struct um_read_unit *units, size_t n, doub
 		if (start >= 0 && end > end_s)
 			end_s = end;
 	}
-	p.x_hi = end_s > 0 ? end_s : 1;
+	p.x_lo = fmin(0, start_s);
+	p.x_hi = end_s > p.x_lo ? end_s : p.x_lo + 1;
 	p.y_hi = top > 0 ? top * 1.08 : 1;
 	fprintf(out, "<svg class=\"gpu\" viewBox=\"0 0 960 260\" role=\"img\" aria-label=\"device "
 		     "memory of each unit over time\">");
