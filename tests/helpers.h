@@ -46,6 +46,15 @@ char *slurp_file(const char *path);
 /* `unitmeter <args...>` that must exit 0 and print one JSON document: the document. */
 json_t *um_run_json(const char *const *args);
 
+/* tools/browser-check (BROWSER_CHECK) and where its screenshots go (SCREENSHOT_DIR). */
+const char *browser_check(void);
+const char *screenshot_dir(void);
+/* browser-check on page, a screenshot to shot, each "name=selector" of counts counted: its JSON
+ * (console_errors, counts); the test fails when it cannot run. */
+json_t *render(const char *page, const char *shot, const char *const *counts);
+/* Each console error of render's JSON a failure. */
+void expect_no_console_errors(const json_t *j);
+
 /* Figures out of JSON, failing the test when the key is missing. */
 double jnum(const json_t *obj, const char *key);
 json_t *jget(const json_t *obj, const char *key);

@@ -458,3 +458,80 @@ Test(gpu, without_nvml_its_figures_are_null_and_the_api_ones_unchanged)
 			 "libnvidia-ml.so.1 was not found (no NVIDIA driver)");
 	um_result_free(&r);
 }
+
+static size_t count_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *at = s; (at = strstr(at, needle)); at += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The number after needle's first occurrence at or after from; -1 when none. */
+static double number_after(const char *from, const char *needle)
+{
+	const char *at = from ? strstr(from, needle) : NULL;
+
+	return at ? strtod(at + strlen(needle), NULL) : -1;
+}
+
+/*
+ * From a fake-driver run to the request and the page: the unit held 1 MiB on device 0 and 2 MiB
+ * on device 1, so --gres=gpu:2 and 2 MiB x 1.25 = 2.5 MiB per GPU; the page draws the unit's
+ * 3 MiB (all devices) as a bar and the run's peak as a line, with the caption saying why.
+ */
+Test(gpu, project_and_report_of_a_gpu_run)
+{
+	const char *project[] = { "project", NULL, "--units", "10", "--tasks", "1", NULL };
+	const char *report[] = { "report", NULL, "-o", NULL, NULL };
+	struct um_result r, p;
+	char page[160];
+	const char *svg;
+	char *html;
+
+	run_driver(&r, "gpu_driver", "devices");
+	project[1] = report[1] = r.manifest_path;
+	um_run(&p, false, project);
+	cr_assert_eq(p.status, 0, "%s", p.err);
+	cr_expect_not_null(strstr(p.out, "\n#SBATCH --gres=gpu:2\n# GPU memory: 2.5 MiB per GPU "
+					 "for one unit (its peak on one device 2.0 MiB x 1.25 "
+					 "margin)"), "%s", p.out);
+	um_result_free(&p);
+
+	snprintf(page, sizeof(page), "%s/report.html", r.dir);
+	report[3] = page;
+	um_run(&p, false, report);
+	cr_assert_eq(p.status, 0, "%s", p.err);
+	um_result_free(&p);
+	html = slurp_file(page);
+	cr_assert_not_null(html);
+	svg = strstr(html, "<svg class=\"gpu\"");
+	cr_assert_not_null(svg, "no device memory chart in a GPU run's page");
+	cr_expect_not_null(strstr(html, "The memory timeline holds no GPU samples"));
+	/* beside RSS: in the memory section, after its chart */
+	cr_expect_gt(svg, strstr(html, "<svg class=\"memory\""));
+	cr_expect_eq(count_of(html, "<rect class=\"gpu-unit\""),
+		     json_array_size(jget(r.manifest, "units")));
+	cr_expect_eq(number_after(strstr(svg, "<rect class=\"gpu-unit\""), "data-value=\""),
+		     3 * MIB);
+	cr_expect_eq(number_after(strstr(svg, "<line class=\"gpu-run-peak\""), "data-value=\""),
+		     jnum(jget(r.manifest, "run"), "peak_gpu_bytes"));
+	free(html);
+	/* drawn in a browser: the chart, its bar and no console error */
+	{
+		const char *counts[] = { "gpu=svg.gpu", "bars=svg.gpu rect.gpu-unit",
+					 "memory=svg.memory path.rss", NULL };
+		char shot[256];
+		json_t *j;
+
+		snprintf(shot, sizeof(shot), "%s/unitmeter-report-gpu.png", screenshot_dir());
+		j = render(page, shot, counts);
+		expect_no_console_errors(j);
+		cr_expect_eq(jnum(jget(j, "counts"), "gpu"), 1);
+		cr_expect_eq(jnum(jget(j, "counts"), "bars"), 1);
+		cr_expect_geq(jnum(jget(j, "counts"), "memory"), 1, "RSS beside it");
+		json_decref(j);
+	}
+	um_result_free(&r);
+}

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "helpers.h"
+#include "files/fastjson.h"
 #include "project/project.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -740,4 +741,197 @@ Test(project, an_array_of_100000_units_in_20_files_under_a_memory_bound)
 	json_decref(j);
 	um_result_free(&r);
 	array_remove(&arr);
+}
+
+/*
+ * `unitmeter project FILE --units N --tasks K [--workers W] [--format json]`, which must exit 0:
+ * its stdout (malloc'd).
+ */
+static char *project_of(const char *file, const char *units, const char *tasks,
+			const char *workers, bool json)
+{
+	const char *args[12] = { "project", file, "--units", units, "--tasks", tasks };
+	size_t n = 6;
+	struct um_result r;
+	char *out;
+
+	if (workers) {
+		args[n++] = "--workers";
+		args[n++] = workers;
+	}
+	if (json) {
+		args[n++] = "--format";
+		args[n++] = "json";
+	}
+	args[n] = NULL;
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s: %s", file, r.err);
+	out = strdup(r.out);
+	cr_assert_not_null(out);
+	um_result_free(&r);
+	return out;
+}
+
+/* The same, as JSON: the document. */
+static json_t *project_json_of(const char *file, const char *units, const char *tasks)
+{
+	char *out = project_of(file, units, tasks, NULL, true);
+	json_t *j = json_loads(out, 0, NULL);
+
+	cr_assert_not_null(j, "%s", out);
+	free(out);
+	return j;
+}
+
+/*
+ * GPUs, from tests/fixtures/project/gpu.json: units on device 0 (1 GiB), on devices 0 and 1
+ * (1.5 GiB and 0.5 GiB), none, and device 0 (0.75 GiB); the run held 2 GiB on device 0.
+ * --gres=gpu:2, the most devices of one unit; per GPU 1.5 GiB x 1.25 = 1.875 GiB = 2013265920.
+ */
+Test(project, gpu_units_give_gres_and_the_memory_per_gpu)
+{
+	char *out = project_of(fixture("project/gpu.json"), "40", "4", "2", false);
+	json_t *j, *req, *unit;
+
+	cr_expect_not_null(strstr(out, "# --gres: the most devices one unit held device memory on: "
+				       "2 (3 of 4 units used a GPU)\n#SBATCH --gres=gpu:2\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "\n# GPU memory: 1.88 GiB per GPU for one unit (its peak on "
+				       "one device 1.50 GiB x 1.25 margin)"), "%s", out);
+	cr_expect_not_null(strstr(out, "the CUDA context and pools are not in it"), "%s", out);
+	/* 2 workers on 2 GPUs: 2 x 1.875 = 3.75 GiB each when shared, or 4 GPUs */
+	cr_expect_not_null(strstr(out, "\n# GPUs with 2 workers: 2 units at once on 2 GPUs; the "
+				       "per-GPU figure is per unit: 2 units sharing them need up to "
+				       "3.75 GiB on each, or ask --gres=gpu:4"), "%s", out);
+	cr_expect_not_null(strstr(out, "one device held 2.00 GiB at once, above any unit's 1.50 "
+				       "GiB"), "%s", out);
+	cr_expect_null(strstr(out, "XLA_PYTHON_CLIENT_PREALLOCATE"), "%s", out);
+	free(out);
+
+	j = project_json_of(fixture("project/gpu.json"), "40", "4");
+	req = jget(j, "request");
+	unit = jget(j, "per_unit");
+	cr_expect_str_eq(json_string_value(jget(req, "gres")), "gpu:2");
+	cr_expect_eq(jnum(req, "gpus"), 2);
+	cr_expect_eq(jnum(req, "gpu_mem_per_gpu_bytes"), 2013265920);
+	cr_expect(json_is_true(jget(req, "gpu_mem_traced_only")));
+	cr_expect_eq(jnum(unit, "gpu_units"), 3);
+	cr_expect_eq(jnum(unit, "gpu_devices_max"), 2);
+	cr_expect_eq(jnum(unit, "peak_gpu_device_bytes_max"), 1610612736);
+	cr_expect_eq(jnum(unit, "run_peak_gpu_device_bytes"), 2147483648.0);
+	cr_expect(json_is_false(jget(unit, "gpu_preallocated")));
+	cr_expect(json_is_string(jget(jget(j, "derivation"), "gres")));
+	/* one worker calibrated, none asked: no line on sharing */
+	cr_expect(json_is_null(jget(jget(j, "derivation"), "gpu_workers")));
+	json_decref(j);
+
+	/* the same units as a stream (the fast reader): the same request, no run figure */
+	out = project_of(fixture("project/gpu.units.jsonl"), "40", "4", "2", false);
+	cr_expect_not_null(strstr(out, "\n#SBATCH --gres=gpu:2\n# GPU memory: 1.88 GiB per GPU"),
+			   "%s", out);
+	cr_expect_null(strstr(out, "one device held"), "%s", out);
+	free(out);
+}
+
+/* No unit touched a GPU: no --gres line, no GPU comment, and null in the JSON. */
+Test(project, no_gpu_no_gres_line)
+{
+	char *out = project_of(fixture("project/calib.json"), "40", "4", "2", false);
+	json_t *j;
+
+	cr_expect_null(strstr(out, "--gres"), "%s", out);
+	cr_expect_null(strstr(out, "GPU"), "%s", out);
+	free(out);
+
+	j = project_json_of(fixture("project/calib.json"), "40", "4");
+	cr_expect(json_is_null(jget(jget(j, "request"), "gres")));
+	cr_expect(json_is_null(jget(jget(j, "request"), "gpus")));
+	cr_expect(json_is_null(jget(jget(j, "request"), "gpu_mem_per_gpu_bytes")));
+	cr_expect(json_is_null(jget(jget(j, "per_unit"), "peak_gpu_device_bytes_max")));
+	cr_expect_eq(jnum(jget(j, "per_unit"), "gpu_units"), 0);
+	json_decref(j);
+}
+
+/*
+ * JAX's preallocation: every unit's device peak is the same 12 GiB block, the run's own. The
+ * note says how to calibrate without it; units of different peaks (gpu.json) have none.
+ */
+Test(project, one_preallocated_block_says_how_to_calibrate_without_it)
+{
+	char *out = project_of(fixture("project/gpu_prealloc.json"), "30", "3", NULL, false);
+	json_t *j;
+
+	cr_expect_not_null(strstr(out, "\n#SBATCH --gres=gpu:1\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "# note: every unit's device peak is the same 12.00 GiB, the "
+				       "run's own"), "%s", out);
+	cr_expect_not_null(strstr(out, "XLA_PYTHON_CLIENT_PREALLOCATE=false"), "%s", out);
+	cr_expect_not_null(strstr(out, "XLA_PYTHON_CLIENT_ALLOCATOR=platform"), "%s", out);
+	free(out);
+
+	j = project_json_of(fixture("project/gpu_prealloc.json"), "30", "3");
+	cr_expect(json_is_true(jget(jget(j, "per_unit"), "gpu_preallocated")));
+	/* 12 GiB x 1.25 = 15 GiB */
+	cr_expect_eq(jnum(jget(j, "request"), "gpu_mem_per_gpu_bytes"), 16106127360.0);
+	json_decref(j);
+}
+
+/*
+ * The GPU figures of a line, as the fast reader (simdjson) and jansson read them: the same kind
+ * and value, or the fast reader hands the line to jansson. The last figure is not a key: the
+ * largest peak_bytes of peak_gpu_bytes_by_device.
+ */
+Test(project, gpu_figures_read_alike_by_both_readers)
+{
+	static const struct {
+		const char *line;
+		unsigned char kind;
+		double max;
+	} cases[] = {
+		{ "{\"peak_gpu_bytes\": 3, \"gpu_devices\": 2, \"peak_gpu_bytes_by_device\": "
+		  "[{\"device\": 0, \"peak_bytes\": 1}, {\"device\": 1, \"peak_bytes\": 2}]}", UM_V_INT, 2 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"device\": null, \"peak_bytes\": 7.5}]}",
+		  UM_V_REAL, 7.5 },
+		{ "{\"peak_gpu_bytes_by_device\": []}", UM_V_INT, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": null}", UM_V_NULL, 0 },
+		{ "{\"wall_s\": 1}", UM_V_ABSENT, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"device\": 0}]}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [5]}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": {\"peak_bytes\": 5}}", UM_V_OTHER, 0 },
+		{ "{\"peak_gpu_bytes_by_device\": [{\"peak_bytes\": \"5\"}]}", UM_V_OTHER, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const int f = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;
+		char buf[512] = "";
+		size_t len = strlen(cases[i].line);
+		struct um_read_unit fast, slow;
+		struct um_unit_text t;
+		json_t *doc = json_loads(cases[i].line, 0, NULL);
+
+		cr_assert_not_null(doc);
+		memcpy(buf, cases[i].line, len);
+		cr_assert_lt(len + UM_FASTJSON_PADDING, sizeof(buf));
+		um_unit_from_json(doc, &slow, &t);
+		cr_expect_eq(slow.kind[f], cases[i].kind, "case %zu: jansson's kind %d", i,
+			     slow.kind[f]);
+		cr_expect_eq(um_unit_number(&slow, f, 0), cases[i].max, "case %zu", i);
+		if (!um_fastjson_unit(buf, len, &fast, &t)) {
+			for (int k = UM_F_PEAK_GPU_BYTES; k < UM_F_N; k++) {
+				cr_expect_eq(fast.kind[k], slow.kind[k], "case %zu field %d", i, k);
+				cr_expect_eq(um_unit_number(&fast, k, 0), um_unit_number(&slow, k, 0),
+					     "case %zu field %d", i, k);
+			}
+		}
+		json_decref(doc);
+	}
+	/* a plain line is the fast reader's own: it must not hand it back */
+	{
+		char buf[512] = "{\"gpu_devices\": 2, \"peak_gpu_bytes_by_device\": [{\"peak_bytes\": 9}]}";
+		struct um_read_unit fast;
+		struct um_unit_text t;
+
+		cr_assert_eq(um_fastjson_unit(buf, strlen(buf), &fast, &t), 0);
+		cr_expect_eq(fast.kind[UM_F_PEAK_GPU_DEVICE_MAX_BYTES], UM_V_INT);
+		cr_expect_eq(fast.v[UM_F_PEAK_GPU_DEVICE_MAX_BYTES].i, 9);
+		cr_expect_eq(fast.v[UM_F_GPU_DEVICES].i, 2);
+	}
 }

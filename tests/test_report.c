@@ -18,21 +18,6 @@
 
 TestSuite(report, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
-static const char *browser_check(void)
-{
-	const char *v = getenv("BROWSER_CHECK");
-
-	return v && *v ? v : "tools/browser-check";
-}
-
-/* Where screenshots go for a person to look at: kept after the suite. */
-static const char *screenshot_dir(void)
-{
-	const char *v = getenv("SCREENSHOT_DIR");
-
-	return v && *v ? v : "/tmp";
-}
-
 /* The demo traced with a page beside its manifest (the test's own directory, removed by free). */
 static void demo_with_page(struct um_result *r, char *page, size_t len)
 {
@@ -135,53 +120,11 @@ Test(report, page_figures_are_the_manifest_s)
 	cr_expect_eq(count_of(html, "<g class=\"lane\""), json_array_size(jget(run, "per_process")),
 		     "a lane per process");
 	cr_expect_eq(count_of(html, "<rect class=\"unit\""), n, "a bar per unit");
+	/* a run without GPU figures: no device memory chart, and no word of one */
+	cr_expect_null(strstr(html, "class=\"gpu"), "a GPU chart in a CPU run's page");
+	cr_expect_null(strstr(html, "gpu-caption"));
 	free(html);
 	um_result_free(&r);
-}
-
-/* tools/browser-check on page: its JSON (console errors, counts, the screenshot). */
-static json_t *render(const char *page, const char *shot, const char *const *counts)
-{
-	char cmd[2048];
-	size_t len;
-	FILE *p;
-	char *out = NULL;
-	size_t cap = 0;
-	json_t *j;
-	json_error_t e;
-
-	len = (size_t)snprintf(cmd, sizeof(cmd), "%s '%s' --screenshot '%s' --height full",
-			       browser_check(), page, shot);
-	for (; counts && *counts; counts++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " --count '%s'", *counts);
-	cr_assert_lt(len, sizeof(cmd));
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	{
-		FILE *mem = open_memstream(&out, &cap);
-		char buf[4096];
-		size_t got;
-
-		while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
-			fwrite(buf, 1, got, mem);
-		fclose(mem);
-	}
-	cr_assert_eq(pclose(p), 0, "browser-check failed on %s (is chromium installed? 'make test' "
-		     "installs it): %s", page, out);
-	j = json_loads(out, 0, &e);
-	cr_assert_not_null(j, "browser-check printed no JSON: %s", out);
-	free(out);
-	return j;
-}
-
-static void expect_no_console_errors(const json_t *j)
-{
-	const json_t *errors = jget(j, "console_errors");
-	size_t i;
-	const json_t *e;
-
-	json_array_foreach(errors, i, e)
-		cr_expect_fail("console: %s", json_string_value(e));
 }
 
 Test(report, renders_in_chromium_with_every_chart_and_no_console_error)

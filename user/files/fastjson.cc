@@ -25,8 +25,11 @@ const struct {
 	{ UM_KEY_OUTPUT_BYTES, UM_F_OUTPUT_BYTES },
 	{ UM_KEY_PEAK_CHARGE_BYTES, UM_F_PEAK_CHARGE_BYTES },
 	{ UM_KEY_START_RSS_BYTES, UM_F_START_RSS_BYTES },
+	{ UM_KEY_PEAK_GPU_BYTES, UM_F_PEAK_GPU_BYTES },
+	{ UM_KEY_GPU_DEVICES, UM_F_GPU_DEVICES },
 };
 constexpr int spec_bit = UM_F_N, status_bit = UM_F_N + 1;
+constexpr int device_bit = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;
 
 /* One parser for the process: its buffers are reused line after line. */
 simdjson::dom::parser parser;
@@ -52,6 +55,61 @@ int figure(const simdjson::dom::element &v, struct um_read_unit *u, int f)
 		u->kind[f] = UM_V_OTHER;
 		return 0;
 	}
+}
+
+/* UM_F_PEAK_GPU_DEVICE_MAX_BYTES, as units_file.c's device_max: the largest "peak_bytes" of the
+ * list; 1 where jansson would read it differently. */
+int device_max(const simdjson::dom::element &list, struct um_read_unit *u)
+{
+	const int f = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;
+	bool whole = true;
+	int64_t imax = 0;
+	double dmax = 0;
+
+	if (list.is_null()) {
+		u->kind[f] = UM_V_NULL;
+		return 0;
+	}
+	u->kind[f] = UM_V_OTHER;
+	if (!list.is_array())
+		return 0;
+	for (simdjson::dom::element e : simdjson::dom::array(list)) {
+		simdjson::dom::element v;
+		double d;
+
+		if (!e.is_object())
+			return 0;
+		/* a repeated key: jansson keeps the last; rare, so left to it */
+		size_t n = 0;
+		for (simdjson::dom::key_value_pair kv : simdjson::dom::object(e))
+			n += kv.key == UM_KEY_PEAK_BYTES;
+		if (n > 1)
+			return 1;
+		if (e[UM_KEY_PEAK_BYTES].get(v))
+			return 0;
+		switch (v.type()) {
+		case simdjson::dom::element_type::INT64:
+			if (int64_t(v) > imax)
+				imax = int64_t(v);
+			d = double(int64_t(v));
+			break;
+		case simdjson::dom::element_type::DOUBLE:
+			whole = false;
+			d = double(v);
+			break;
+		case simdjson::dom::element_type::UINT64:
+			return 1;
+		default:
+			return 0;
+		}
+		if (d > dmax)
+			dmax = d;
+	}
+	if (whole)
+		u->kind[f] = UM_V_INT, u->v[f].i = imax;
+	else
+		u->kind[f] = UM_V_REAL, u->v[f].d = dmax;
+	return 0;
 }
 
 } // namespace
@@ -86,6 +144,8 @@ extern "C" int um_fastjson_unit(const char *line, size_t len, struct um_read_uni
 			f = spec_bit;
 		else if (f < 0 && kv.key == UM_KEY_STATUS)
 			f = status_bit;
+		else if (f < 0 && kv.key == UM_KEY_PEAK_GPU_BY_DEVICE)
+			f = device_bit;
 		if (f < 0)
 			continue;
 		/* jansson keeps a repeated key's last value: rare, so left to it */
@@ -100,6 +160,9 @@ extern "C" int um_fastjson_unit(const char *line, size_t len, struct um_read_uni
 			t->status = s;
 			u->status = !s ? UM_US_NONE : !strcmp(s, UM_STATUS_COMPLETE) ? UM_US_COMPLETE
 				  : !strcmp(s, UM_STATUS_INCOMPLETE) ? UM_US_INCOMPLETE : UM_US_OTHER;
+		} else if (f == device_bit) {
+			if (device_max(kv.value, u))
+				return 1;
 		} else if (figure(kv.value, u, f)) {
 			return 1;
 		}

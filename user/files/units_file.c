@@ -16,6 +16,47 @@ double um_json_number(const json_t *obj, const char *key, double otherwise)
 	return json_is_number(v) ? json_number_value(v) : otherwise;
 }
 
+/* UM_F_PEAK_GPU_DEVICE_MAX_BYTES from the per-device list, as fastjson.cc's device_max. */
+static void device_max(const json_t *list, struct um_read_unit *u)
+{
+	const int f = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;
+	bool whole = true;
+	long long imax = 0;
+	double dmax = 0;
+	const json_t *e;
+	size_t i;
+
+	if (!list) {
+		u->kind[f] = UM_V_ABSENT;
+		return;
+	}
+	if (json_is_null(list)) {
+		u->kind[f] = UM_V_NULL;
+		return;
+	}
+	u->kind[f] = UM_V_OTHER;
+	if (!json_is_array(list))
+		return;
+	json_array_foreach(list, i, e) {
+		const json_t *v = json_object_get(e, UM_KEY_PEAK_BYTES);
+
+		if (json_is_integer(v)) {
+			if (json_integer_value(v) > imax)
+				imax = json_integer_value(v);
+		} else if (json_is_real(v)) {
+			whole = false;
+		} else {
+			return;
+		}
+		if (json_number_value(v) > dmax)
+			dmax = json_number_value(v);
+	}
+	if (whole)
+		u->kind[f] = UM_V_INT, u->v[f].i = imax;
+	else
+		u->kind[f] = UM_V_REAL, u->v[f].d = dmax;
+}
+
 /* The figures of a unit object, as the fast path fills them (fastjson.cc). */
 void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
 {
@@ -31,12 +72,14 @@ void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_uni
 		[UM_F_OUTPUT_BYTES] = UM_KEY_OUTPUT_BYTES,
 		[UM_F_PEAK_CHARGE_BYTES] = UM_KEY_PEAK_CHARGE_BYTES,
 		[UM_F_START_RSS_BYTES] = UM_KEY_START_RSS_BYTES,
+		[UM_F_PEAK_GPU_BYTES] = UM_KEY_PEAK_GPU_BYTES,
+		[UM_F_GPU_DEVICES] = UM_KEY_GPU_DEVICES,
 	};
 	const char *status;
 
 	memset(u, 0, sizeof(*u));
 	for (int f = 0; f < UM_F_N; f++) {
-		const json_t *v = json_object_get(unit, keys[f]);
+		const json_t *v = keys[f] ? json_object_get(unit, keys[f]) : NULL;
 
 		if (!v)
 			u->kind[f] = UM_V_ABSENT;
@@ -49,6 +92,7 @@ void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_uni
 		else
 			u->kind[f] = UM_V_OTHER;
 	}
+	device_max(json_object_get(unit, UM_KEY_PEAK_GPU_BY_DEVICE), u);
 	t->spec = json_string_value(json_object_get(unit, UM_KEY_SPEC));
 	status = t->status = json_string_value(json_object_get(unit, UM_KEY_STATUS));
 	u->status = !status ? UM_US_NONE : !strcmp(status, UM_STATUS_COMPLETE) ? UM_US_COMPLETE

@@ -29,6 +29,12 @@ enum um_unit_field {
 	UM_F_OUTPUT_BYTES,
 	UM_F_PEAK_CHARGE_BYTES,
 	UM_F_START_RSS_BYTES,
+	UM_F_PEAK_GPU_BYTES,
+	UM_F_GPU_DEVICES,
+	/* not a key: the largest "peak_bytes" of UM_KEY_PEAK_GPU_BY_DEVICE (one device's peak, what
+	 * a GPU must hold), null when that key is null, other when it is not an array of objects
+	 * with numbers */
+	UM_F_PEAK_GPU_DEVICE_MAX_BYTES,
 	UM_F_N
 };
 enum um_value_kind { UM_V_ABSENT, UM_V_NULL, UM_V_REAL, UM_V_INT, UM_V_OTHER };

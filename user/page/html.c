@@ -420,6 +420,46 @@ static void section_distributions(struct page *pg)
 
 /* --- over time -------------------------------------------------------------------------- */
 
+/*
+ * Beside RSS, a run's device memory, where it has any: the memory timeline samples RSS and the
+ * charge, not the GPU, so the chart is each unit's device peak over its time, as the caption
+ * says. No chart, and no word, in a run without GPU figures: such a page is as it was.
+ */
+static void gpu_over_time(struct page *pg, const struct html_input *in)
+{
+	const json_t *run = json_object_get(in->doc, "run");
+	const struct um_read_unit *units = pg->units + in->first;
+	double run_peak = um_json_number(run, UM_KEY_PEAK_GPU_BYTES, -1), end_s;
+	const json_t *tl;
+	bool any = run_peak > 0;
+	size_t placed = 0, with_gpu = 0;
+
+	for (size_t u = 0; u < in->n; u++)
+		if (um_unit_number(&units[u], UM_F_PEAK_GPU_BYTES, -1) >= 0) {
+			with_gpu++;
+			placed += um_unit_is_number(&units[u], UM_F_START_NS);
+		}
+	if (!any && !with_gpu)
+		return;
+	fprintf(pg->out, "<h4 class=\"gpu\">Device memory (GPU)</h4><p class=\"sub\" "
+		"id=\"gpu-caption\">Each unit's peak device memory through the CUDA driver API "
+		"(<code>peak_gpu_bytes</code>, all devices) as a bar over the unit's time, and the "
+		"run's peak as a dashed line. The memory timeline holds no GPU samples, so this is "
+		"drawn from the per-unit peaks, not sampled over time; the CUDA context and pools "
+		"are not in it. %zu of %zu units made such a call", with_gpu, in->n);
+	if (placed < with_gpu)
+		fprintf(pg->out, "; %zu have no start time and are not drawn", with_gpu - placed);
+	fputs(".</p>", pg->out);
+	/* the memory chart's time axis, so the two line up */
+	tl = json_object_get(run, "memory_timeline");
+	end_s = fmax(um_json_number(run, "wall_s", 0),
+		     (um_json_number(tl, "start_ns", 0) +
+		      (double)json_array_size(json_object_get(tl, "rss_max_bytes")) *
+			      um_json_number(tl, "bucket_ns", 0)) / 1e9);
+	svg_gpu_units(pg->out, units, in->n, um_json_number(tl, "start_ns", 0) / 1e9, end_s,
+		      run_peak);
+}
+
 static void section_over_time(struct page *pg)
 {
 	FILE *out = pg->out;
@@ -474,6 +514,7 @@ static void section_over_time(struct page *pg)
 			      "earlier unitmeter).</p>", out);
 		else
 			svg_memory_timeline(out, tl, um_json_number(run, "wall_s", 0));
+		gpu_over_time(pg, &pg->inputs[i]);
 	}
 	if (!any)
 		fputs("<p class=\"why\" id=\"no-memory\">No memory timeline: it is kept in the run "

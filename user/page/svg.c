@@ -615,3 +615,58 @@ void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 	}
 	fputs("</svg>\n", out);
 }
+
+size_t svg_gpu_units(FILE *out, const struct um_read_unit *units, size_t n, double start_s,
+		     double end_s, double run_peak)
+{
+	struct plot p = { .left = 70, .top = 10, .width = 870, .height = 220 };
+	double top = run_peak > 0 ? run_peak : 0;
+	size_t drawn = 0;
+	char a[48];
+
+	for (size_t i = 0; i < n; i++) {
+		double peak = um_unit_number(&units[i], UM_F_PEAK_GPU_BYTES, -1);
+		double start = um_unit_number(&units[i], UM_F_START_NS, -1) / 1e9;
+		double end = start + um_unit_number(&units[i], UM_F_WALL_S, 0);
+
+		if (peak > top)
+			top = peak;
+		if (start >= 0 && end > end_s)
+			end_s = end;
+	}
+	p.x_lo = fmin(0, start_s);
+	p.x_hi = end_s > p.x_lo ? end_s : p.x_lo + 1;
+	p.y_hi = top > 0 ? top * 1.08 : 1;
+	fprintf(out, "<svg class=\"gpu\" viewBox=\"0 0 960 260\" role=\"img\" aria-label=\"device "
+		     "memory of each unit over time\">");
+	y_axis(out, &p, VALUE_BYTES);
+	x_axis(out, &p, VALUE_SECONDS);
+	for (size_t i = 0; i < n; i++) {
+		double peak = um_unit_number(&units[i], UM_F_PEAK_GPU_BYTES, -1);
+		double start = um_unit_number(&units[i], UM_F_START_NS, -1) / 1e9;
+		double wall = um_unit_number(&units[i], UM_F_WALL_S, 0);
+
+		/* a unit with no start time has no place on the axis; one with no call, no bar */
+		if (!(peak >= 0) || !(start >= 0))
+			continue;
+		svg_format_value(a, sizeof(a), peak, VALUE_BYTES);
+		/* at least a pixel wide: a 1 ms unit of a 10 min run still shows */
+		fprintf(out, "<rect class=\"gpu-unit\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+			     "height=\"%.1f\" data-value=\"%.0f\"><title>unit %lld, %.3f s to %.3f s: "
+			     "device memory peak %s</title></rect>",
+			px(&p, start), py(&p, peak), fmax(px(&p, start + wall) - px(&p, start), 1),
+			py(&p, 0) - py(&p, peak), peak, um_unit_integer(&units[i], UM_F_INDEX, -1),
+			start, start + wall, a);
+		drawn++;
+	}
+	if (run_peak > 0) {
+		svg_format_value(a, sizeof(a), run_peak, VALUE_BYTES);
+		fprintf(out, "<line class=\"gpu-run-peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			     "y2=\"%.1f\" data-value=\"%.0f\"/><text class=\"mark\" x=\"%.1f\" "
+			     "y=\"%.1f\" text-anchor=\"end\">run peak %s</text>",
+			p.left, py(&p, run_peak), p.left + p.width, py(&p, run_peak), run_peak,
+			p.left + p.width - 3, py(&p, run_peak) - 3, a);
+	}
+	fputs("</svg>\n", out);
+	return drawn;
+}

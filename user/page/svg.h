@@ -47,4 +47,13 @@ size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_r
 /* The run's memory_timeline: RSS (and the memory charge) lowest to highest per bucket. */
 void svg_memory_timeline(FILE *out, const json_t *timeline, double end_s);
 
+/*
+ * Device memory over time, as the run records it: the timeline holds no GPU samples, so each
+ * unit's peak_gpu_bytes is a bar over the unit's time, and the run's peak a line. Units without
+ * a start time or a GPU peak are not drawn. start_s, end_s: the time axis, the memory chart's
+ * beside it. Returns the bars drawn.
+ */
+size_t svg_gpu_units(FILE *out, const struct um_read_unit *units, size_t n, double start_s,
+		     double end_s, double run_peak);
+
 #endif

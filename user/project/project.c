@@ -338,6 +338,81 @@ static void derive_mem(struct projection *p, const struct project_input *in,
 	}
 }
 
+#define GIB (1024.0 * MIB)
+
+/* Device memory as a person reads it: GiB from a GiB (the size GPUs are sold in), else MiB. */
+static void gpu_size(char *buf, size_t len, double bytes)
+{
+	if (bytes >= GIB)
+		snprintf(buf, len, "%.2f GiB", bytes / GIB);
+	else
+		snprintf(buf, len, "%.1f MiB", bytes / MIB);
+}
+
+/*
+ * --gres=gpu:N and the device memory per GPU: SLURM has no request for device memory, so the
+ * figure is a comment the user maps to a GPU type. Only the bytes traced through the CUDA driver
+ * API are known here; the context and the driver's pools are not in them.
+ */
+static void derive_gpu(struct projection *p, const struct project_input *in,
+		       const struct project_options *opt)
+{
+	long long w = p->task.workers > 0 ? p->task.workers : 1;
+	double unit_peak = in->gpu_device_peak_max_bytes;
+	char a[32], b[32];
+
+	if (!in->gpu_units)
+		return;
+	p->gpus = in->gpu_devices_max > 0 ? in->gpu_devices_max : 1;
+	p->gpu_mem_bytes = unit_peak * opt->margin;
+	snprintf(p->gres_derivation, sizeof(p->gres_derivation),
+		 "the most devices one unit held device memory on: %lld (%zu of %zu units used a "
+		 "GPU)", p->gpus, in->gpu_units, in->n);
+	gpu_size(a, sizeof(a), p->gpu_mem_bytes);
+	gpu_size(b, sizeof(b), unit_peak);
+	snprintf(p->gpu_mem_line, sizeof(p->gpu_mem_line),
+		 "GPU memory: %s per GPU for one unit (its peak on one device %s x %.2f margin); "
+		 "SLURM has no request for it: choose a GPU type with at least this much. Only the "
+		 "part traced through the CUDA driver API: the CUDA context and pools are not in it "
+		 "(NVML adds them when read)", a, b, opt->margin);
+	if (in->gpu_units_device_unknown)
+		note(p, "%zu unit%s held device memory whose device is not known (a context made "
+		     "current another way): counted as one GPU", in->gpu_units_device_unknown,
+		     in->gpu_units_device_unknown == 1 ? "" : "s");
+	if (w > 1) {
+		int len;
+
+		gpu_size(a, sizeof(a), (double)w * p->gpu_mem_bytes);
+		len = snprintf(p->gpu_workers_line, sizeof(p->gpu_workers_line),
+			       "GPUs with %lld workers: %lld units at once on %lld GPU%s; the per-GPU "
+			       "figure is per unit: %lld units sharing %s need up to %s on each, or "
+			       "ask --gres=gpu:%lld for a GPU set each", w, w, p->gpus,
+			       p->gpus == 1 ? "" : "s", w, p->gpus == 1 ? "it" : "them", a,
+			       w * p->gpus);
+		if (in->run_gpu_device_peak_bytes > unit_peak && len > 0 &&
+		    (size_t)len < sizeof(p->gpu_workers_line)) {
+			gpu_size(a, sizeof(a), in->run_gpu_device_peak_bytes);
+			gpu_size(b, sizeof(b), unit_peak);
+			snprintf(p->gpu_workers_line + len, sizeof(p->gpu_workers_line) - (size_t)len,
+				 "; in the calibration one device held %s at once, above any unit's "
+				 "%s: units of several workers (or memory held outside the units) "
+				 "shared it", a, b);
+		}
+	}
+	/* the figures hold no allocation's own size: one preallocated block shows as the same
+	 * peak in every unit, equal to the run's */
+	p->gpu_preallocated = unit_peak >= UM_GPU_PREALLOC_MIN_BYTES &&
+			      in->gpu_device_peak_min_bytes == unit_peak &&
+			      in->run_gpu_device_peak_bytes == unit_peak;
+	gpu_size(a, sizeof(a), unit_peak);
+	if (p->gpu_preallocated)
+		note(p, "every unit's device peak is the same %s, the run's own: one block "
+		     "held throughout, as JAX preallocates 75%% of a device at its first operation, "
+		     "which says nothing of the fit. With JAX, calibrate with "
+		     "XLA_PYTHON_CLIENT_PREALLOCATE=false (or XLA_PYTHON_CLIENT_ALLOCATOR=platform) "
+		     "for the fit's own peak", a);
+}
+
 /* --cpus-per-task, --tmp and --array, each with its derivation. */
 static void derive_cpus_tmp_array(struct projection *p, const struct project_input *in,
 				  const struct project_options *opt)
@@ -474,6 +549,7 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	calibration_notes(p, in, opt);
 	derive_mem(p, in, opt);
 	derive_cpus_tmp_array(p, in, opt);
+	derive_gpu(p, in, opt);
 	return 0;
 }
 
@@ -554,6 +630,12 @@ void um_print_sbatch(FILE *out, const struct projection *p, const struct project
 	else
 		fprintf(out, "# --tmp: %s\n", p->derivation[3]);
 	fprintf(out, "# --array: %s\n#SBATCH --array=0-%lld\n", p->derivation[4], p->tasks - 1);
+	if (p->gpus) {
+		fprintf(out, "# --gres: %s\n#SBATCH --gres=gpu:%lld\n# %s\n", p->gres_derivation,
+			p->gpus, p->gpu_mem_line);
+		if (p->gpu_workers_line[0])
+			fprintf(out, "# %s\n", p->gpu_workers_line);
+	}
 	if (opt->partition)
 		fprintf(out, "#SBATCH --partition=%s\n", opt->partition);
 	for (size_t i = 0; i < p->n_notes; i++)
@@ -667,6 +749,18 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 				    ? json_integer((json_int_t)in->group_peak_charge_bytes)
 				    : json_null());
 	json_object_set_new(unit, "mem_from", json_string(p->mem_from_charge ? "charge" : "rss"));
+	json_object_set_new(unit, "gpu_units", json_integer((json_int_t)in->gpu_units));
+	json_object_set_new(unit, "gpu_devices_max",
+			    p->gpus ? json_integer(p->gpus) : json_null());
+	json_object_set_new(unit, "peak_gpu_device_bytes_max",
+			    p->gpus ? json_integer((json_int_t)in->gpu_device_peak_max_bytes)
+				    : json_null());
+	json_object_set_new(unit, "run_peak_gpu_device_bytes",
+			    p->gpus && in->run_gpu_device_peak_bytes >= 0
+				    ? json_integer((json_int_t)in->run_gpu_device_peak_bytes)
+				    : json_null());
+	json_object_set_new(unit, "gpu_preallocated",
+			    p->gpus ? json_boolean(p->gpu_preallocated) : json_null());
 
 	um_format_slurm_minutes(p->time_min, time, sizeof(time));
 	json_object_set_new(req, "time", json_string(time));
@@ -684,6 +778,11 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(req, "array", json_sprintf("0-%lld", p->tasks - 1));
 	json_object_set_new(req, "partition", opt->partition ? json_string(opt->partition) : json_null());
 	json_object_set_new(req, "split_for_max_time", json_boolean(p->split));
+	json_object_set_new(req, "gres", p->gpus ? json_sprintf("gpu:%lld", p->gpus) : json_null());
+	json_object_set_new(req, "gpus", p->gpus ? json_integer(p->gpus) : json_null());
+	json_object_set_new(req, "gpu_mem_per_gpu_bytes",
+			    p->gpus ? json_integer((json_int_t)ceil(p->gpu_mem_bytes)) : json_null());
+	json_object_set_new(req, "gpu_mem_traced_only", p->gpus ? json_true() : json_null());
 
 	json_object_set_new(deriv, "time", json_string(p->derivation[0]));
 	parts = json_array();
@@ -694,6 +793,10 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(deriv, "cpus_per_task", json_string(p->derivation[2]));
 	json_object_set_new(deriv, "tmp", json_string(p->derivation[3]));
 	json_object_set_new(deriv, "array", json_string(p->derivation[4]));
+	json_object_set_new(deriv, "gres", p->gpus ? json_string(p->gres_derivation) : json_null());
+	json_object_set_new(deriv, "gpu_mem", p->gpus ? json_string(p->gpu_mem_line) : json_null());
+	json_object_set_new(deriv, "gpu_workers",
+			    p->gpu_workers_line[0] ? json_string(p->gpu_workers_line) : json_null());
 	for (size_t i = 0; i < p->n_notes; i++)
 		json_array_append_new(notes, json_string(p->notes[i]));
 
@@ -972,6 +1075,42 @@ void um_project_input_init(struct project_input *in)
 	in->group_peak_charge_bytes = -1;
 	in->worker_base_charge_bytes = -1;
 	in->worker_base_rss_bytes = -1;
+	in->run_gpu_device_peak_bytes = -1;
+}
+
+/* A unit's device memory into the GPU figures (a unit that held none adds nothing). */
+static void add_gpu(struct project_input *in, const struct um_read_unit *u)
+{
+	double peak = um_unit_number(u, UM_F_PEAK_GPU_DEVICE_MAX_BYTES, 0);
+	long long devices = um_unit_integer(u, UM_F_GPU_DEVICES, -1);
+
+	if (!(peak > 0 && peak < 4e18))
+		return;
+	if (!in->gpu_units || peak < in->gpu_device_peak_min_bytes)
+		in->gpu_device_peak_min_bytes = peak;
+	if (peak > in->gpu_device_peak_max_bytes)
+		in->gpu_device_peak_max_bytes = peak;
+	in->gpu_units++;
+	if (devices > 0 && devices < 1 << 20) {
+		if (devices > in->gpu_devices_max)
+			in->gpu_devices_max = devices;
+	} else {
+		in->gpu_units_device_unknown++;
+	}
+}
+
+/* The run's largest peak on one device, from its peak_gpu_bytes_by_device. */
+static void add_run_gpu(struct project_input *in, const json_t *run)
+{
+	const json_t *list = json_object_get(run, UM_KEY_PEAK_GPU_BY_DEVICE), *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		double v = um_json_number(e, UM_KEY_PEAK_BYTES, -1);
+
+		if (v >= 0 && v < 4e18 && v > in->run_gpu_device_peak_bytes)
+			in->run_gpu_device_peak_bytes = v;
+	}
 }
 
 int um_project_add(struct project_input *in, const char *path, const struct um_read_unit *units,
@@ -1007,6 +1146,7 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		if (!um_unit_is_number(u, UM_F_PEAK_CHARGE_BYTES))
 			charge_missing(in, path, run);
 		in->output_bytes[in->n] = um_unit_number(u, UM_F_OUTPUT_BYTES, -1);
+		add_gpu(in, u);
 		in->n++;
 	}
 	if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
@@ -1038,6 +1178,8 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 	} else if (run) {
 		charge_missing(in, path, run);
 	}
+	if (run)
+		add_run_gpu(in, run);
 	in->n_files++;
 	return 0;
 }

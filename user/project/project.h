@@ -13,13 +13,16 @@
 #include <jansson.h>
 #include "files/units_file.h"
 
-#define UM_PROJECT_MAX_NOTES 12
+#define UM_PROJECT_MAX_NOTES 14
 /* A process's leading unit is warm-up when slower than this many times the median of the later
  * units (and than the slowest of them): a first fit 1.5x the rest is a cost of its own. */
 #define UM_WARMUP_FACTOR 1.5
 /* A leading unit that left its process this much more memory than any later unit did loaded
  * something once (imports, caches): warm-up, though a big later unit ran as long. */
 #define UM_WARMUP_KEPT_BYTES (1024.0 * 1024.0)
+/* JAX preallocates 75% of a device at its first operation: a block of at least this much, the
+ * same in every unit and the run's own peak, is taken for one (a fit this size varies) */
+#define UM_GPU_PREALLOC_MIN_BYTES (2.0 * 1024 * 1024 * 1024)
 
 struct project_options {
 	long long units_total;    /* --units N: units of the full run */
@@ -69,6 +72,13 @@ struct project_input {
 	/* the charge (RSS) before the first process that ran units began: what workers add to; 0
 	 * when the command's own process ran units, < 0 when not known; the lowest of any file */
 	double worker_base_charge_bytes, worker_base_rss_bytes;
+	/* device memory through the CUDA driver API (peak_gpu_bytes_by_device) */
+	size_t gpu_units;                 /* complete units that held any on some device */
+	size_t gpu_units_device_unknown;  /* of those, units whose gpu_devices is null */
+	long long gpu_devices_max;        /* the most devices one unit held it on */
+	double gpu_device_peak_max_bytes; /* the largest peak of one unit on one device */
+	double gpu_device_peak_min_bytes; /* the smallest such unit peak (its largest device) */
+	double run_gpu_device_peak_bytes; /* the runs' largest peak on one device; < 0 unknown */
 };
 
 /*
@@ -138,6 +148,13 @@ struct projection {
 	char derivation[5][320]; /* time, mem, cpus, tmp, array */
 	char time_parts[4][400]; /* the time's parts: fixed, warm-up, units, workers and tail */
 	double mem_per_worker_bytes; /* --workers above the calibrated: each added worker's; else 0 */
+	/* GPUs: 0 when no unit held device memory (no --gres line) */
+	long long gpus;               /* --gres=gpu:N, the most devices a unit used */
+	double gpu_mem_bytes;         /* device memory per GPU one unit needs, with the margin */
+	char gres_derivation[400];
+	char gpu_mem_line[400];
+	char gpu_workers_line[400];   /* "" with one worker */
+	bool gpu_preallocated;        /* one block of most of a device, as JAX preallocates */
 	char notes[UM_PROJECT_MAX_NOTES][320];
 	size_t n_notes;
 };
