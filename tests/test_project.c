@@ -832,6 +832,30 @@ Test(project, gpu_units_give_gres_and_the_memory_per_gpu)
 	free(out);
 }
 
+/*
+ * With NVML read (gpu_nvml.json: gpu.json with each GPU unit's gpu_context_bytes, 300, 500 and
+ * 300 MiB), the per-GPU figure adds the largest context: (1.5 GiB + 500 MiB) x 1.25 =
+ * 2668625920 bytes, 2.49 GiB; the line says which part was traced and which read.
+ */
+Test(project, gpu_memory_per_gpu_adds_the_context_nvml_read)
+{
+	char *out = project_of(fixture("project/gpu_nvml.json"), "40", "4", "1", false);
+	json_t *j, *req;
+
+	cr_expect_not_null(strstr(out, "\n# GPU memory: 2.49 GiB per GPU for one unit (its peak on "
+				       "one device 1.50 GiB, traced, + the CUDA context and pools "
+				       "500.0 MiB, the most NVML read at a unit's end, summed over its "
+				       "devices, x 1.25 margin)"), "%s", out);
+	cr_expect_null(strstr(out, "are not in it"), "%s", out);
+	free(out);
+	j = project_json_of(fixture("project/gpu_nvml.json"), "40", "4");
+	req = jget(j, "request");
+	cr_expect_eq(jnum(req, "gpu_mem_per_gpu_bytes"), 2668625920.0);
+	cr_expect(json_is_false(jget(req, "gpu_mem_traced_only")));
+	cr_expect_eq(jnum(jget(j, "per_unit"), "gpu_context_bytes_max"), 524288000);
+	json_decref(j);
+}
+
 /* No unit touched a GPU: no --gres line, no GPU comment, and null in the JSON. */
 Test(project, no_gpu_no_gres_line)
 {

@@ -27,6 +27,7 @@ const struct {
 	{ UM_KEY_START_RSS_BYTES, UM_F_START_RSS_BYTES },
 	{ UM_KEY_PEAK_GPU_BYTES, UM_F_PEAK_GPU_BYTES },
 	{ UM_KEY_GPU_DEVICES, UM_F_GPU_DEVICES },
+	{ UM_KEY_GPU_CONTEXT_BYTES, UM_F_GPU_CONTEXT_BYTES },
 };
 constexpr int spec_bit = UM_F_N, status_bit = UM_F_N + 1;
 constexpr int device_bit = UM_F_PEAK_GPU_DEVICE_MAX_BYTES;

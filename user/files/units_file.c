@@ -74,6 +74,7 @@ void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_uni
 		[UM_F_START_RSS_BYTES] = UM_KEY_START_RSS_BYTES,
 		[UM_F_PEAK_GPU_BYTES] = UM_KEY_PEAK_GPU_BYTES,
 		[UM_F_GPU_DEVICES] = UM_KEY_GPU_DEVICES,
+		[UM_F_GPU_CONTEXT_BYTES] = UM_KEY_GPU_CONTEXT_BYTES,
 	};
 	const char *status;
 

@@ -31,6 +31,7 @@ enum um_unit_field {
 	UM_F_START_RSS_BYTES,
 	UM_F_PEAK_GPU_BYTES,
 	UM_F_GPU_DEVICES,
+	UM_F_GPU_CONTEXT_BYTES,
 	/* not a key: the largest "peak_bytes" of UM_KEY_PEAK_GPU_BY_DEVICE (one device's peak, what
 	 * a GPU must hold), null when that key is null, other when it is not an array of objects
 	 * with numbers */

@@ -351,30 +351,43 @@ static void gpu_size(char *buf, size_t len, double bytes)
 
 /*
  * --gres=gpu:N and the device memory per GPU: SLURM has no request for device memory, so the
- * figure is a comment the user maps to a GPU type. Only the bytes traced through the CUDA driver
- * API are known here; the context and the driver's pools are not in them.
+ * figure is a comment the user maps to a GPU type: the unit's peak traced through the CUDA driver
+ * API, plus the context and pools NVML read (gpu_context_bytes) where it was, else without them.
  */
 static void derive_gpu(struct projection *p, const struct project_input *in,
 		       const struct project_options *opt)
 {
 	long long w = p->task.workers > 0 ? p->task.workers : 1;
 	double unit_peak = in->gpu_device_peak_max_bytes;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	if (!in->gpu_units)
 		return;
 	p->gpus = in->gpu_devices_max > 0 ? in->gpu_devices_max : 1;
-	p->gpu_mem_bytes = unit_peak * opt->margin;
 	snprintf(p->gres_derivation, sizeof(p->gres_derivation),
 		 "the most devices one unit held device memory on: %lld (%zu of %zu units used a "
 		 "GPU)", p->gpus, in->gpu_units, in->n);
-	gpu_size(a, sizeof(a), p->gpu_mem_bytes);
 	gpu_size(b, sizeof(b), unit_peak);
-	snprintf(p->gpu_mem_line, sizeof(p->gpu_mem_line),
-		 "GPU memory: %s per GPU for one unit (its peak on one device %s x %.2f margin); "
-		 "SLURM has no request for it: choose a GPU type with at least this much. Only the "
-		 "part traced through the CUDA driver API: the CUDA context and pools are not in it "
-		 "(NVML adds them when read)", a, b, opt->margin);
+	if (in->gpu_context_max_bytes >= 0) {
+		/* NVML's figure is the process's over all its devices: on one GPU, at most that */
+		p->gpu_mem_bytes = (unit_peak + in->gpu_context_max_bytes) * opt->margin;
+		gpu_size(a, sizeof(a), p->gpu_mem_bytes);
+		gpu_size(c, sizeof(c), in->gpu_context_max_bytes);
+		snprintf(p->gpu_mem_line, sizeof(p->gpu_mem_line),
+			 "GPU memory: %s per GPU for one unit (its peak on one device %s, traced, + "
+			 "the CUDA context and pools %s, the most NVML read at a unit's end%s, x %.2f "
+			 "margin); SLURM has no request for it: choose a GPU type with at least this "
+			 "much", a, b, c, p->gpus > 1 ? ", summed over its devices" : "",
+			 opt->margin);
+	} else {
+		p->gpu_mem_bytes = unit_peak * opt->margin;
+		gpu_size(a, sizeof(a), p->gpu_mem_bytes);
+		snprintf(p->gpu_mem_line, sizeof(p->gpu_mem_line),
+			 "GPU memory: %s per GPU for one unit (its peak on one device %s x %.2f "
+			 "margin); SLURM has no request for it: choose a GPU type with at least this "
+			 "much. Only the part traced through the CUDA driver API: the CUDA context and "
+			 "pools are not in it (NVML was not read)", a, b, opt->margin);
+	}
 	if (in->gpu_units_device_unknown)
 		note(p, "%zu unit%s held device memory whose device is not known (a context made "
 		     "current another way): counted as one GPU", in->gpu_units_device_unknown,
@@ -755,6 +768,10 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(unit, "peak_gpu_device_bytes_max",
 			    p->gpus ? json_integer((json_int_t)in->gpu_device_peak_max_bytes)
 				    : json_null());
+	json_object_set_new(unit, "gpu_context_bytes_max",
+			    p->gpus && in->gpu_context_max_bytes >= 0
+				    ? json_integer((json_int_t)in->gpu_context_max_bytes)
+				    : json_null());
 	json_object_set_new(unit, "run_peak_gpu_device_bytes",
 			    p->gpus && in->run_gpu_device_peak_bytes >= 0
 				    ? json_integer((json_int_t)in->run_gpu_device_peak_bytes)
@@ -782,7 +799,9 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(req, "gpus", p->gpus ? json_integer(p->gpus) : json_null());
 	json_object_set_new(req, "gpu_mem_per_gpu_bytes",
 			    p->gpus ? json_integer((json_int_t)ceil(p->gpu_mem_bytes)) : json_null());
-	json_object_set_new(req, "gpu_mem_traced_only", p->gpus ? json_true() : json_null());
+	/* false: NVML's context and pools are in it */
+	json_object_set_new(req, "gpu_mem_traced_only",
+			    p->gpus ? json_boolean(in->gpu_context_max_bytes < 0) : json_null());
 
 	json_object_set_new(deriv, "time", json_string(p->derivation[0]));
 	parts = json_array();
@@ -1076,16 +1095,20 @@ void um_project_input_init(struct project_input *in)
 	in->worker_base_charge_bytes = -1;
 	in->worker_base_rss_bytes = -1;
 	in->run_gpu_device_peak_bytes = -1;
+	in->gpu_context_max_bytes = -1;
 }
 
 /* A unit's device memory into the GPU figures (a unit that held none adds nothing). */
 static void add_gpu(struct project_input *in, const struct um_read_unit *u)
 {
 	double peak = um_unit_number(u, UM_F_PEAK_GPU_DEVICE_MAX_BYTES, 0);
+	double context = um_unit_number(u, UM_F_GPU_CONTEXT_BYTES, -1);
 	long long devices = um_unit_integer(u, UM_F_GPU_DEVICES, -1);
 
 	if (!(peak > 0 && peak < 4e18))
 		return;
+	if (context >= 0 && context < 4e18 && context > in->gpu_context_max_bytes)
+		in->gpu_context_max_bytes = context;
 	if (!in->gpu_units || peak < in->gpu_device_peak_min_bytes)
 		in->gpu_device_peak_min_bytes = peak;
 	if (peak > in->gpu_device_peak_max_bytes)

@@ -78,6 +78,7 @@ struct project_input {
 	long long gpu_devices_max;        /* the most devices one unit held it on */
 	double gpu_device_peak_max_bytes; /* the largest peak of one unit on one device */
 	double gpu_device_peak_min_bytes; /* the smallest such unit peak (its largest device) */
+	double gpu_context_max_bytes;     /* the largest context and pools NVML read; < 0: none */
 	double run_gpu_device_peak_bytes; /* the runs' largest peak on one device; < 0 unknown */
 };
 
