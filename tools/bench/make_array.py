@@ -6,8 +6,11 @@ make_array.py OUT_DIR --tasks 200 --units 5000 writes OUT_DIR/task-N.units.jsonl
 stream per task, its lines with the keys, order and number formats of record/unit_record.c (a
 real stream of `unitmeter run --unit fit_unit -- fit_demo` was the model): 4 worker processes a
 task, units back to back in each, about 1 in 500 cut short. --manifests also writes
-task-N.json, a small run manifest whose "units" array holds the same units. Seeded: the same
-arguments give the same bytes.
+task-N.json, a small run manifest whose "units" array holds the same units. --slurm JOB names
+the files as the SPANK plugin does (JOB_N.batch.0.json and .units.jsonl) and gives each manifest
+the limits it ran under (run.limits: the array's ids, a 1 hour --time, 4 GiB --mem, 4 CPUs) and
+its end: every 50th task killed for time, every 70th by the OOM killer, the rest exit 0.
+Seeded: the same arguments give the same bytes.
 """
 import argparse
 import json
@@ -39,6 +42,8 @@ def main():
     ap.add_argument('--units', type=int, default=5000, help='units per task')
     ap.add_argument('--workers', type=int, default=4, help='processes per task')
     ap.add_argument('--manifests', action='store_true', help='also a run manifest per task')
+    ap.add_argument('--slurm', type=int, metavar='JOB', help='a SLURM array job: its names, '
+                    'limits and ends (implies --manifests)')
     ap.add_argument('--seed', type=int, default=23)
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
@@ -51,9 +56,10 @@ def main():
             line, wall = unit_line(index, 4000 + task * 16 + w, clock[w], rng)
             clock[w] += int(wall * 1e9) + rng.randrange(50_000, 400_000)
             lines.append(line)
-        with open(os.path.join(a.out_dir, f'task-{task}.units.jsonl'), 'w') as f:
+        stem = f'{a.slurm}_{task}.batch.0' if a.slurm else f'task-{task}'
+        with open(os.path.join(a.out_dir, f'{stem}.units.jsonl'), 'w') as f:
             f.write('\n'.join(lines) + '\n')
-        if a.manifests:
+        if a.manifests or a.slurm:
             units = [json.loads(x) for x in lines]
             doc = {'schema': 'unitmeter.run/1',
                    'command': ['fit_demo', f'/tmp/task-{task}'],
@@ -62,7 +68,20 @@ def main():
                            'peak_rss_bytes': max(u['peak_rss_bytes'] for u in units),
                            'peak_charge_bytes': max(u['peak_charge_bytes'] for u in units)},
                    'units': units}
-            with open(os.path.join(a.out_dir, f'task-{task}.json'), 'w') as f:
+            if a.slurm:
+                timed_out, oom = task % 50 == 49, task % 70 == 69
+                doc['run'].update({
+                    'exit_status': None if timed_out else 137 if oom else 0,
+                    'exit_signal': 15 if timed_out else None,
+                    'oom_kills': 1 if oom else 0,
+                    'limits': {'slurm_job_id': a.slurm + 1 + task, 'slurm_array_job_id': a.slurm,
+                               'slurm_array_task_id': task, 'slurm_step_id': 'batch',
+                               'time_limit_s': 3600, 'cpus': 4, 'node': 'node%02d' % (task % 16),
+                               'memory_limit_bytes': 4 << 30,
+                               'memory_limit_cgroup': '/slurm/job_%d' % (a.slurm + 1 + task)}})
+                if timed_out:
+                    doc['run']['wall_s'] = 3600.5
+            with open(os.path.join(a.out_dir, f'{stem}.json'), 'w') as f:
                 json.dump(doc, f, indent=2)
                 f.write('\n')
 
