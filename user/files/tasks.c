@@ -54,13 +54,6 @@ static void ids_from_stem(struct um_task_row *r, const char *stem)
 	}
 }
 
-static double number_or(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	return json_is_number(v) ? json_number_value(v) : -1;
-}
-
 static long long integer_or(const json_t *obj, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);
@@ -78,14 +71,14 @@ static int row_from_manifest(struct um_task_row *r, const json_t *m)
 	long long job = integer_or(lim, "slurm_job_id");
 
 	r->has_manifest = true;
-	r->wall_s = number_or(run, "wall_s");
-	r->cpu_s = number_or(run, "cpu_s");
-	r->peak_charge_bytes = number_or(run, "peak_charge_bytes");
+	r->wall_s = um_json_number(run, "wall_s", -1);
+	r->cpu_s = um_json_number(run, "cpu_s", -1);
+	r->peak_charge_bytes = um_json_number(run, "peak_charge_bytes", -1);
 	r->exit_status = (int)integer_or(run, "exit_status");
 	r->exit_signal = (int)integer_or(run, "exit_signal");
 	r->oom_kills = integer_or(run, "oom_kills");
-	r->time_limit_s = number_or(lim, "time_limit_s");
-	r->memory_limit_bytes = number_or(lim, "memory_limit_bytes");
+	r->time_limit_s = um_json_number(lim, "time_limit_s", -1);
+	r->memory_limit_bytes = um_json_number(lim, "memory_limit_bytes", -1);
 	r->cpus = integer_or(lim, "cpus");
 	if (array_job >= 0 && array_task >= 0) {
 		r->job = array_job;
