@@ -14,6 +14,7 @@
 #include "files/summary.h"
 #include "files/tasks.h"
 #include "files/units_file.h"
+#include "files/manifest_scan.h"
 
 Test(summary, percentile_by_linear_interpolation)
 {
@@ -238,6 +239,164 @@ Test(summary, the_streaming_reader_reads_as_the_document_reader_does)
 		json_decref(doc_summary);
 		json_decref(streamed);
 		unlink(path);
+	}
+}
+
+static int count_units(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
+{
+	(void)u, (void)t;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/*
+ * A manifest's units are framed in its text and parsed one at a time (files/manifest_scan.c),
+ * the rest by jansson: the file is taken or refused as jansson alone takes or refuses it, with
+ * the same words, to the same summary and the same document less its units. The cases are where
+ * a framing could go wrong: a unit refused after others were given, brackets and escaped quotes
+ * in strings, a repeated or escaped "units" key, the mark the rest is parsed with, data past the
+ * end, a cut, keys after the units; and each line the stream reader is tested on, as a unit.
+ */
+Test(summary, a_manifest_is_read_as_jansson_reads_it)
+{
+#define UNIT(w) "{\"wall_s\": " #w ", \"cpu_s\": 1, \"peak_rss_bytes\": 7}"
+	static const char *const framed[] = {
+		"{\n\"schema\": \"unitmeter.run/1\", \"units\": [" UNIT(1) ", " UNIT(2) "]}",
+		"{\n\"schema\": \"s\", \"units\": []}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) "], \"units\": [" UNIT(3) ", " UNIT(4) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) "], \"unit\\u0073\": [" UNIT(3) "]}",
+		"{\n\"schema\": \"s\", \"unit\\u0073\": [" UNIT(3) "], \"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) "], \"units\": \"\\u0001units read apart\"}",
+		"{\n\"schema\": \"s\", \"command\": [\"units read apart\"], \"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": \"s\", \"units\": [{\"spec\": \"a}]\\\"{[\\\\\", \"wall_s\": 1, "
+		"\"cpu_s\": 1, \"peak_rss_bytes\": 7}, " UNIT(2) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(2) "], \"run\": {\"a\": [1, {\"b\": "
+		"\"]}\"}], \"c\": null}, \"z\": true}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(2) "]} x",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(2) "]}\n{}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(2) ",]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) " " UNIT(2) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", 7]}",
+		"{\n\"schema\": \"s\", \"units\": {}}",
+		"{\n\"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(2),
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", {\"wall_s\": 1, \"cpu_s\": [}]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) ", " UNIT(-2) "]}",
+		"{\n\"schema\": \"s\" \"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": 1e999, \"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": 18446744073709551615, \"units\": [" UNIT(1) "]}",
+		"{\n\"schema\": \"s\", \"units\": [" UNIT(1) "], \"n\": 9223372036854775807}",
+	};
+	static const char *const units[] = {
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5, \"wall_s\": 2}",
+		"{\"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 18446744073709551615}",
+		"{\"spec\": \"a\\u0000b\", \"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"{\"spec\": \"\\ud800\", \"wall_s\": 1, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"{\"wall_s\": 1e400, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+		"[1, 2]",
+		"{\"wall_s\": 1.5, \"cpu_s\": 1, \"peak_rss_bytes\": 5, \"output_bytes\": 5.0}",
+		"{\"wall_s\": 1, \"cpu_s\": \"1\", \"peak_rss_bytes\": 5}",
+		"{\"wall_s\": 01, \"cpu_s\": 1, \"peak_rss_bytes\": 5}",
+	};
+	size_t n_framed = sizeof(framed) / sizeof(framed[0]), n_units = sizeof(units) / sizeof(units[0]);
+
+	for (size_t i = 0; i < n_framed + n_units; i++) {
+		char path[] = "/tmp/um-manifest-XXXXXX", err[512] = "", err2[512] = "", err3[512] = "";
+		int fd = mkstemp(path);
+		json_t *loaded = json_array(), *doc_summary = NULL, *streamed, *rest = NULL;
+		const char *files[1] = { path };
+		FILE *f = fdopen(fd, "w");
+		size_t given = 0;
+		int rc, rc3;
+
+		cr_assert_not_null(f);
+		if (i < n_framed)
+			fputs(framed[i], f);
+		else
+			fprintf(f, "{\n  \"schema\": \"unitmeter.run/1\",\n  \"units\": [\n    " UNIT(2)
+				   ",\n    %s,\n    " UNIT(3) "\n  ],\n  \"run\": {\"wall_s\": 9}\n}\n",
+				units[i - n_framed]);
+		fclose(f);
+		rc = um_load_units(path, loaded, err, sizeof(err));
+		if (!rc)
+			doc_summary = um_summarise(loaded);
+		streamed = um_summarise_files(files, 1, err2, sizeof(err2));
+		rc3 = um_read_units(path, count_units, &given, &rest, err3, sizeof(err3));
+		if (rc) {
+			cr_expect_null(streamed, "case %zu: refused by jansson (%s), taken", i, err);
+			cr_expect_str_eq(err2, err, "case %zu", i);
+			cr_expect_str_eq(err3, err, "case %zu", i);
+			cr_expect_neq(rc3, 0, "case %zu", i);
+		} else {
+			json_t *whole = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
+
+			cr_assert_not_null(whole, "case %zu", i);
+			cr_expect(json_equal(doc_summary, streamed), "case %zu: %s vs %s", i,
+				  json_dumps(doc_summary, JSON_COMPACT),
+				  json_dumps(streamed, JSON_COMPACT));
+			cr_expect_eq(rc3, 0, "case %zu: %s", i, err3);
+			cr_expect_eq(given, json_array_size(loaded), "case %zu", i);
+			json_object_del(whole, "units");
+			cr_expect(json_equal(rest, whole), "case %zu: %s vs %s", i,
+				  json_dumps(rest, JSON_COMPACT), json_dumps(whole, JSON_COMPACT));
+			json_decref(whole);
+		}
+		json_decref(loaded);
+		json_decref(doc_summary);
+		json_decref(streamed);
+		json_decref(rest);
+		unlink(path);
+	}
+#undef UNIT
+}
+
+/* The scan frames each unit's bytes exactly, strings with brackets and escapes included, and
+ * tells where jansson must read the file instead. */
+Test(summary, the_manifest_scan_frames_each_unit)
+{
+	static const char text[] = "{\n \"schema\": \"s\", \"run\": {\"units\": [1]},\n \"units\": [\n"
+				   "  {\"spec\": \"}]\\\\\", \"a\": [{}]},\n  {\"b\": \"\\\"{\"} ],\n"
+				   " \"after\": [\"units\"]\n}\n";
+	static const char *const units[] = { "{\"spec\": \"}]\\\\\", \"a\": [{}]}", "{\"b\": \"\\\"{\"}" };
+	static const char *const not_framed[] = {
+		"[]", "{\"units\": 1}", "{\"units\": [1]}", "{\"units\": [{}, ]}", "{\"units\": [{} {}]}",
+		"{\"units\": [{\"a\": \"}\"", "{\"a\": }, \"units\": []}",
+	};
+	static const char *const not_ended[] = {
+		"{\"units\": []", "{\"units\": [], \"units\": []}", "{\"units\": [], \"unit\\u0073\": 1}",
+		"{\"units\": []} x", "{\"units\": [], 1}",
+	};
+	struct um_manifest_scan scan;
+	size_t at, len, k = 0;
+	int more;
+
+	cr_assert(um_manifest_scan_open(&scan, text, strlen(text)));
+	while ((more = um_manifest_scan_unit(&scan, &at, &len)) == 1) {
+		cr_assert_lt(k, 2);
+		cr_expect_eq(len, strlen(units[k]), "unit %zu", k);
+		cr_expect_eq(memcmp(text + at, units[k], len), 0, "unit %zu: %.*s", k, (int)len, text + at);
+		k++;
+	}
+	cr_expect_eq(more, 0);
+	cr_expect_eq(k, 2);
+	cr_expect_eq(text[scan.units_open], '[');
+	cr_expect_eq(text[scan.units_close - 1], ']');
+	cr_expect(um_manifest_scan_end(&scan));
+	for (size_t i = 0; i < sizeof(not_framed) / sizeof(not_framed[0]); i++) {
+		const char *t = not_framed[i];
+		bool open = um_manifest_scan_open(&scan, t, strlen(t));
+
+		while (open && (more = um_manifest_scan_unit(&scan, &at, &len)) == 1)
+			;
+		cr_expect(!open || more < 0, "%s", t);
+	}
+	for (size_t i = 0; i < sizeof(not_ended) / sizeof(not_ended[0]); i++) {
+		const char *t = not_ended[i];
+
+		cr_assert(um_manifest_scan_open(&scan, t, strlen(t)), "%s", t);
+		while ((more = um_manifest_scan_unit(&scan, &at, &len)) == 1)
+			;
+		cr_expect(more < 0 || !um_manifest_scan_end(&scan), "%s", t);
 	}
 }
 

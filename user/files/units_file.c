@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "files/fastjson.h"
+#include "files/manifest_scan.h"
 #include "files/unit_keys.h"
 #include "files/units_file.h"
 
@@ -290,40 +292,57 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 	return rc;
 }
 
-/* One line of a stream into fn: the fast path, or jansson where the fast path cannot say. */
-static int read_line(const char *path, int lineno, const char *line, size_t len, um_unit_fn fn,
-		     void *ctx, char *err, size_t errlen)
+/*
+ * One unit's text into fn: the fast path, or jansson where the fast path cannot say. 0, or -1
+ * when fn fails (out of memory), or 1 when the unit is refused: not JSON (*jerr, where given)
+ * or a figure refused (why).
+ */
+static int give_unit(const char *text, size_t len, um_unit_fn fn, void *ctx, json_error_t *jerr,
+		     char *why, size_t whylen)
 {
 	struct um_read_unit u;
 	struct um_unit_text t;
-	json_error_t jerr;
+	json_error_t ignored;
 	json_t *unit = NULL;
-	char why[128];
-	int rc = 0;
+	char because[128];
+	int rc;
 
-	if (um_fastjson_unit(line, len, &u, &t)) {
-		unit = json_loadb(line, len, 0, &jerr);
-		if (!unit) {
-			snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, lineno,
-				 jerr.column, jerr.text);
-			return -1;
-		}
-		if (check_unit(unit, why, sizeof(why))) {
-			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+	if (!why)
+		why = because, whylen = sizeof(because);
+	*why = 0;
+	if (um_fastjson_unit(text, len, &u, &t)) {
+		unit = json_loadb(text, len, 0, jerr ? jerr : &ignored);
+		if (!unit)
+			return 1;
+		if (check_unit(unit, why, whylen)) {
 			json_decref(unit);
-			return -1;
+			return 1;
 		}
 		um_unit_from_json(unit, &u, &t);
-	} else if (check_figures(&u, why, sizeof(why))) {
-		snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-		return -1;
+	} else if (check_figures(&u, why, whylen)) {
+		return 1;
 	}
-	if (fn(ctx, &u, &t)) {
-		snprintf(err, errlen, "out of memory reading %s", path);
-		rc = -1;
-	}
+	rc = fn(ctx, &u, &t) ? -1 : 0;
 	json_decref(unit);
 	return rc;
+}
+
+/* One line of a stream into fn (give_unit), its refusal named by file, line and column. */
+static int read_line(const char *path, int lineno, const char *line, size_t len, um_unit_fn fn,
+		     void *ctx, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	char why[128];
+	int rc = give_unit(line, len, fn, ctx, &jerr, why, sizeof(why));
+
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	else if (rc && *why)
+		snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+	else if (rc)
+		snprintf(err, errlen, "%s:%d:%d: not valid JSON (%s)", path, lineno, jerr.column,
+			 jerr.text);
+	return rc ? -1 : 0;
 }
 
 static int read_jsonl(const char *path, FILE *f, um_unit_fn fn, void *ctx, char *err,
@@ -357,6 +376,126 @@ static int read_jsonl(const char *path, FILE *f, um_unit_fn fn, void *ctx, char 
 	return rc;
 }
 
+/* Whether the file's first line is "{" alone: a manifest as unitmeter writes it. */
+static bool written_as_manifest(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	bool brace = f && first_line_opens_object(f);
+
+	if (f)
+		fclose(f);
+	return brace;
+}
+
+/* The whole file, UM_FASTJSON_PADDING zero bytes past its end; NULL where it cannot be read. */
+static char *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (size = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
+	    (text = calloc(1, (size_t)size + UM_FASTJSON_PADDING)) &&
+	    fread(text, 1, (size_t)size, f) != (size_t)size) {
+		free(text);
+		text = NULL;
+	}
+	if (text)
+		*len = (size_t)size;
+	fclose(f);
+	return text;
+}
+
+/* The document less its units: jansson's parse of the text with "[]" where they stood. */
+static json_t *manifest_rest(const struct um_manifest_scan *s)
+{
+	size_t head = s->units_open, tail = s->len - s->units_close;
+	char *text = malloc(head + 2 + tail);
+	json_error_t jerr;
+	json_t *doc;
+
+	if (!text)
+		return NULL;
+	memcpy(text, s->text, head);
+	memcpy(text + head, "[]", 2);
+	memcpy(text + head + 2, s->text + s->units_close, tail);
+	doc = json_loadb(text, head + 2 + tail, 0, &jerr);
+	free(text);
+	if (!json_is_object(doc) || !json_object_get(doc, "schema")) {
+		json_decref(doc);
+		return NULL;
+	}
+	json_object_del(doc, "units");
+	return doc;
+}
+
+/* Where each unit's bytes lie in the manifest's text. */
+struct unit_span {
+	size_t at, len;
+};
+
+/*
+ * A manifest read fast: its units framed in its text (manifest_scan.h) and the rest parsed by
+ * jansson first; then each unit parsed as a stream's line is, and given. 1 where jansson must
+ * read the file instead (nothing given); else 0, or -1 with err set. A unit refused once others
+ * were given is one jansson refuses too (the framing held): the file is refused in its words.
+ */
+static int read_manifest_fast(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
+			      char *err, size_t errlen)
+{
+	struct um_manifest_scan s;
+	struct unit_span *spans = NULL;
+	size_t len, at, n, n_spans = 0, cap = 0;
+	char *text = read_whole(path, &len);
+	json_t *rest = NULL, *doc;
+	int more = -1, rc = 0;
+	FILE *f;
+
+	if (!text)
+		return 1;
+	if (um_manifest_scan_open(&s, text, len)) {
+		while ((more = um_manifest_scan_unit(&s, &at, &n)) == 1) {
+			struct unit_span *bigger = um_grow(spans, &cap, n_spans + 1, sizeof(*spans), 1024);
+
+			if (!bigger)
+				break;
+			spans = bigger;
+			spans[n_spans++] = (struct unit_span){ at, n };
+		}
+	}
+	if (!more && um_manifest_scan_end(&s))
+		rest = manifest_rest(&s);
+	for (size_t i = 0; rest && i < n_spans; i++) {
+		rc = give_unit(text + spans[i].at, spans[i].len, fn, ctx, NULL, NULL, 0);
+		if (rc)
+			break;
+	}
+	free(spans);
+	free(text);
+	if (!rest)
+		return 1;
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	if (rc > 0 && open_units_file(path, &f, &doc, err, errlen) != UNITS_FILE_BROKEN) {
+		/* jansson takes what a unit's own parse refused: a fault of ours, said as one */
+		if (f)
+			fclose(f);
+		json_decref(doc);
+		snprintf(err, errlen, "%s: cannot be read: its units were framed wrongly", path);
+	}
+	if (rc) {
+		json_decref(rest);
+		return -1;
+	}
+	if (manifest)
+		*manifest = rest;
+	else
+		json_decref(rest);
+	return 0;
+}
+
 int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest, char *err,
 		  size_t errlen)
 {
@@ -370,6 +509,12 @@ int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
 
 	if (manifest)
 		*manifest = NULL;
+	if (written_as_manifest(path)) {
+		rc = read_manifest_fast(path, fn, ctx, manifest, err, errlen);
+		if (rc <= 0)
+			return rc;
+		rc = 0; /* jansson reads it */
+	}
 	kind = open_units_file(path, &f, &doc, err, errlen);
 	if (kind == UNITS_FILE_BROKEN)
 		return -1;
