@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <jansson.h>
 #include "page/html.h"
 #include "common/grow.h"
@@ -38,7 +39,8 @@ struct page {
 	const struct html_request *req;
 	struct html_input *inputs;
 	size_t n_inputs;
-	struct um_read_unit *units;
+	struct um_read_unit *units; /* units_grow */
+	size_t units_released;	    /* bytes of it given back: units_release */
 	struct page_unit_text *text;
 	size_t n_units, cap_units;
 	char **strings;
@@ -112,6 +114,43 @@ static long long intern(struct page *pg, const char *s)
 	return pg->n_strings;
 }
 
+/*
+ * The units' array lives in a mapping of its own, not in malloc's heap: on an array page the
+ * projection is their last reader, and hands each file's units back to the kernel once it has
+ * copied them (units_release), so a million units and their projection stay under 200 MB.
+ */
+static int units_grow(struct page *pg, size_t cap)
+{
+	size_t had = pg->cap_units * sizeof(*pg->units), want = cap * sizeof(*pg->units);
+	void *at = pg->units ? mremap(pg->units, had, want, MREMAP_MAYMOVE)
+			     : mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				    -1, 0);
+
+	if (at == MAP_FAILED)
+		return -1;
+	pg->units = at;
+	return 0;
+}
+
+/* Units [0, n) given back to the kernel (they read as zeros after): by their last reader. */
+static void units_release(struct page *pg, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = n * sizeof(*pg->units) / page * page;
+
+	if (bytes > pg->units_released) {
+		madvise((char *)pg->units + pg->units_released, bytes - pg->units_released,
+			MADV_DONTNEED);
+		pg->units_released = bytes;
+	}
+}
+
+static void units_free(struct page *pg)
+{
+	if (pg->units)
+		munmap(pg->units, pg->cap_units * sizeof(*pg->units));
+	pg->units = NULL;
+}
+
 static int add_unit(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t)
 {
 	struct page *pg = ctx;
@@ -121,14 +160,11 @@ static int add_unit(void *ctx, const struct um_read_unit *u, const struct um_uni
 		return -1;
 	if (pg->n_units == pg->cap_units) {
 		/* two arrays of one capacity: the second grows to the first's */
-		size_t cap = pg->cap_units, text_cap = pg->cap_units;
-		struct um_read_unit *units = um_grow(pg->units, &cap, pg->n_units + 1, sizeof(*units),
-						     4096);
+		size_t cap = pg->cap_units ? 2 * pg->cap_units : 4096, text_cap = pg->cap_units;
 		struct page_unit_text *text;
 
-		if (!units)
+		if (units_grow(pg, cap))
 			return -1;
-		pg->units = units;
 		text = um_grow(pg->text, &text_cap, cap, sizeof(*text), cap);
 		if (!text)
 			return -1;
@@ -192,7 +228,7 @@ static void free_inputs(struct page *pg)
 	for (size_t i = 0; i < pg->n_inputs; i++)
 		json_decref(pg->inputs[i].doc);
 	free(pg->inputs);
-	free(pg->units);
+	units_free(pg);
 	free(pg->text);
 	for (size_t i = 0; i < pg->n_strings; i++)
 		free(pg->strings[i]);
@@ -577,14 +613,15 @@ static void section_projection(struct page *pg, const struct project_options *op
 	um_project_input_init(&in);
 	if (um_project_input_reserve(&in, pg->n_units))
 		snprintf(err, sizeof(err), "out of memory for %zu units", pg->n_units);
-	for (size_t i = 0; i < pg->n_inputs && !*err; i++)
+	for (size_t i = 0; i < pg->n_inputs && !*err; i++) {
 		um_project_add(&in, pg->inputs[i].path, pg->units + pg->inputs[i].first,
 			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, "run"), err,
 			       sizeof(err));
-	if (last_use) {
-		free(pg->units);
-		pg->units = NULL;
+		if (last_use)
+			units_release(pg, pg->inputs[i].first + pg->inputs[i].n);
 	}
+	if (last_use)
+		units_free(pg);
 	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
 		fputs("<p class=\"why\">No projection: ", out);
 		svg_text(out, err);
@@ -640,34 +677,79 @@ struct table_row {
 	size_t at; /* in pg->units */
 };
 
-static int by_wall_desc(const void *a, const void *b)
+/* a before b in the table: the longer wall, then the earlier unit (as a stable sort keeps them) */
+static bool row_before(const struct table_row *a, const struct table_row *b)
 {
-	double x = ((const struct table_row *)a)->wall_s, y = ((const struct table_row *)b)->wall_s;
+	return a->wall_s > b->wall_s || (a->wall_s == b->wall_s && a->at < b->at);
+}
 
-	return (x < y) - (x > y);
+static int by_table_order(const void *a, const void *b)
+{
+	return row_before(b, a) - row_before(a, b);
+}
+
+/* Restore the heap below i: each row before neither of its children (the last row on top). */
+static void heap_down(struct table_row *rows, size_t n, size_t i)
+{
+	for (;;) {
+		size_t last = i, l = 2 * i + 1, r = l + 1;
+		struct table_row swap;
+
+		if (l < n && row_before(&rows[last], &rows[l]))
+			last = l;
+		if (r < n && row_before(&rows[last], &rows[r]))
+			last = r;
+		if (last == i)
+			return;
+		swap = rows[i], rows[i] = rows[last], rows[last] = swap;
+		i = last;
+	}
+}
+
+/*
+ * The `keep` units of longest wall, in table order, into rows: a heap whose top is the last
+ * row kept, so a million units need room for `keep` rows, not a million and a sort's copy.
+ */
+static size_t longest_units(const struct page *pg, struct table_row *rows, size_t keep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pg->n_units; i++) {
+		struct table_row row = { um_unit_number(&pg->units[i], UM_F_WALL_S, 0), i };
+
+		if (n < keep) {
+			rows[n++] = row;
+			if (n == keep)
+				for (size_t k = keep / 2; k-- > 0;)
+					heap_down(rows, n, k);
+		} else if (row_before(&row, &rows[0])) {
+			rows[0] = row;
+			heap_down(rows, n, 0);
+		}
+	}
+	qsort(rows, n, sizeof(*rows), by_table_order);
+	return n;
 }
 
 static void section_table(struct page *pg)
 {
 	FILE *out = pg->out;
-	size_t n = pg->n_units, shown = n, i;
-	struct table_row *rows = malloc((n ? n : 1) * sizeof(*rows));
+	size_t n = pg->n_units, shown = n < HTML_TABLE_ROWS ? n : HTML_TABLE_ROWS, i;
+	struct table_row *rows = malloc((shown ? shown : 1) * sizeof(*rows));
 
 	fputs("<section id=\"units\"><h2>Units</h2>", out);
 	if (!rows) {
 		fputs("<p class=\"why\">Out of memory.</p></section>\n", out);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		rows[i].at = i;
-		rows[i].wall_s = um_unit_number(&pg->units[i], UM_F_WALL_S, 0);
-	}
 	if (n > HTML_TABLE_ROWS) {
-		qsort(rows, n, sizeof(*rows), by_wall_desc);
-		shown = HTML_TABLE_ROWS;
+		longest_units(pg, rows, HTML_TABLE_ROWS);
 		fprintf(out, "<p class=\"sub\" id=\"rows-note\">The %d units with the longest wall time "
 			     "of %zu; every unit is in the files given and in the charts above.</p>",
 			HTML_TABLE_ROWS, n);
+	} else {
+		for (i = 0; i < n; i++)
+			rows[i] = (struct table_row){ um_unit_number(&pg->units[i], UM_F_WALL_S, 0), i };
 	}
 	fputs("<p class=\"sub\">Click a column to sort.</p><div class=\"scroll\"><table class=\"sortable\" "
 	      "id=\"unit-table\"><thead><tr><th>unit</th><th>pid</th><th class=\"text\">function</th>"
