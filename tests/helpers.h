@@ -132,6 +132,8 @@ struct um_array {
 	struct array_truth t;
 };
 void array_make(struct um_array *a);
+/* a's units as manifests (one per stream, the units indented in its "units"), in m->dir */
+void array_make_manifests(struct um_array *m, const struct um_array *a);
 /* `unitmeter LEAD... FILES...` (lead NULL-terminated), which must exit 0 and stay under
  * ARRAY_RSS_BOUND_MIB (not bounded in an AddressSanitizer build, logged instead). */
 void array_run(struct um_result *r, const struct um_array *a, const char *const *lead);

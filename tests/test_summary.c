@@ -187,6 +187,41 @@ Test(summary, an_array_of_100000_units_in_20_files_under_a_memory_bound)
 }
 
 /*
+ * The same array as the SPANK plugin leaves it, a manifest per task with its units inside:
+ * read as fast and as small (files/manifest_scan.c), a directory of them and the files named.
+ */
+Test(summary, an_array_of_100000_units_in_20_manifests_under_a_memory_bound)
+{
+	struct um_array arr, man;
+	struct um_result r;
+	json_t *s, *tasks;
+
+	array_make(&arr);
+	array_make_manifests(&man, &arr);
+	array_run(&r, &man, (const char *[]){ "summary", "--json", NULL });
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	cr_expect_eq(jnum(s, "n_units"), 100000);
+	cr_expect_eq(jnum(s, "total_wall_s"), um_round(arr.t.wall_sum, 3));
+	cr_expect_eq(jnum(s, "peak_rss_bytes_max"), arr.t.peak_rss_max);
+	cr_expect_eq(jnum(s, "total_output_bytes"), (double)arr.t.output_sum);
+	json_decref(s);
+	um_result_free(&r);
+	/* a directory: its manifests, each a task */
+	um_run(&r, false, (const char *[]){ "summary", "--tasks", "--json", man.dir, NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_lt(children_maxrss_mib(), ARRAY_RSS_BOUND_MIB);
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	tasks = json_object_get(json_array_get(json_object_get(s, "jobs"), 0), "tasks");
+	cr_expect_eq(json_array_size(tasks), ARRAY_FILES, "%s", r.out);
+	json_decref(s);
+	um_result_free(&r);
+	array_remove(&man);
+	array_remove(&arr);
+}
+
+/*
  * The streaming reader (simdjson, jansson where simdjson cannot say) takes and refuses what the
  * document reader (jansson alone) does, with the same words, to the same summary: on the lines
  * where the two parsers differ (a repeated key, an escaped NUL, an integer past 64 bits, a
