@@ -105,6 +105,7 @@ Test(kernel, what_cannot_be_served_is_said_in_one_line)
 Test(kernel, check_on_this_machine_loads_and_attaches, .init = require_tracing)
 {
 	char cmd[512], out[8192] = "";
+	const char *cost;
 	FILE *p;
 	size_t n;
 	int status;
@@ -118,4 +119,14 @@ Test(kernel, check_on_this_machine_loads_and_attaches, .init = require_tracing)
 	cr_expect_eq(WEXITSTATUS(status), 0, "%s", out);
 	cr_expect(strstr(out, "trial: loaded and attached, then detached"), "%s", out);
 	cr_expect(strstr(out, "verdict: unitmeter works here"), "%s", out);
+	/* what each fault hook costs, measured, agrees with the one the trial chose */
+	cost = strstr(out, "a page fault; what a hook adds (empty body)");
+	cr_assert_not_null(cost, "%s", out);
+	if (strstr(out, "(attached)     fexit\n")) {
+		cr_expect(strstr(cost, "; fexit +") || strstr(cost, "; fexit -"), "%s", out);
+	} else if (strstr(out, "(attached)     kretprobe")) {
+		cr_expect(strstr(cost, "; fexit refused; kretprobe +") ||
+				  strstr(cost, "; fexit refused; kretprobe -"), "%s", out);
+	}
+	cr_expect(!strstr(cost, "nan"), "%s", out);
 }

@@ -8,6 +8,8 @@
 #ifndef UM_FAULT_HOOK_H
 #define UM_FAULT_HOOK_H
 
+#include <stdio.h>
+
 enum fault_hook {
 	FAULT_HOOK_NONE = 0, /* neither attaches: the baseline build cannot be exact here */
 	FAULT_HOOK_FEXIT,    /* fexit/handle_mm_fault: a direct call from the function's end */
@@ -18,5 +20,20 @@ enum fault_hook {
 enum fault_hook fault_hook_try(void);
 
 const char *fault_hook_name(enum fault_hook hook);
+
+/*
+ * What each hook adds to a page fault, with an empty body: the mechanism's own cost (fexit's
+ * trampoline, kretprobe's trap), which the baseline build pays on every fault of the machine.
+ * Faults of a fresh anonymous mapping timed with the hook attached and without, the fastest of
+ * several rounds each; NAN where a hook does not attach (fault_ns too where neither does). root.
+ */
+struct fault_hook_cost {
+	double fault_ns;		  /* one fault, no hook */
+	double added_ns[FAULT_HOOK_KRETPROBE + 1]; /* by hook; [FAULT_HOOK_NONE] unused */
+	long faults;			  /* faults a round */
+};
+void fault_hook_measure(struct fault_hook_cost *c);
+/* One line of `unitmeter check`: the fault, and each hook's addition or its refusal. */
+void fault_hook_cost_print(FILE *out, const struct fault_hook_cost *c);
 
 #endif

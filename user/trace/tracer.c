@@ -831,6 +831,13 @@ int tracer_check(FILE *out)
 	kernel_features_fresh();
 	kernel_features_read(&k);
 	kernel_features_print(out, &k);
+	if (k.root) {
+		struct fault_hook_cost cost;
+
+		/* measured here only: a run pays for no trial it does not need */
+		fault_hook_measure(&cost);
+		fault_hook_cost_print(out, &cost);
+	}
 	if (k.build == KERNEL_BUILD_NONE) {
 		fprintf(out, "verdict: unitmeter cannot trace here\n");
 		fflush(out);
