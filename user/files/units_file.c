@@ -294,24 +294,20 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 
 /*
  * One unit's text into fn: the fast path, or jansson where the fast path cannot say. 0, or -1
- * when fn fails (out of memory), or 1 when the unit is refused: not JSON (*jerr, where given)
- * or a figure refused (why).
+ * when fn fails (out of memory), or 1 when the unit is refused: not JSON (*jerr) or a figure
+ * refused (why, empty otherwise).
  */
 static int give_unit(const char *text, size_t len, um_unit_fn fn, void *ctx, json_error_t *jerr,
 		     char *why, size_t whylen)
 {
 	struct um_read_unit u;
 	struct um_unit_text t;
-	json_error_t ignored;
 	json_t *unit = NULL;
-	char because[128];
 	int rc;
 
-	if (!why)
-		why = because, whylen = sizeof(because);
 	*why = 0;
 	if (um_fastjson_unit(text, len, &u, &t)) {
-		unit = json_loadb(text, len, 0, jerr ? jerr : &ignored);
+		unit = json_loadb(text, len, 0, jerr);
 		if (!unit)
 			return 1;
 		if (check_unit(unit, why, whylen)) {
@@ -451,6 +447,8 @@ static int read_manifest_fast(const char *path, um_unit_fn fn, void *ctx, json_t
 	char *text = read_whole(path, &len);
 	json_t *rest = NULL, *doc;
 	int more = -1, rc = 0;
+	json_error_t jerr;
+	char why[128];
 	FILE *f;
 
 	if (!text)
@@ -468,7 +466,8 @@ static int read_manifest_fast(const char *path, um_unit_fn fn, void *ctx, json_t
 	if (!more && um_manifest_scan_end(&s))
 		rest = manifest_rest(&s);
 	for (size_t i = 0; rest && i < n_spans; i++) {
-		rc = give_unit(text + spans[i].at, spans[i].len, fn, ctx, NULL, NULL, 0);
+		/* a refusal's words are jansson's reading of the whole file, below */
+		rc = give_unit(text + spans[i].at, spans[i].len, fn, ctx, &jerr, why, sizeof(why));
 		if (rc)
 			break;
 	}
