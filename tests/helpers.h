@@ -137,6 +137,9 @@ void array_make_manifests(struct um_array *m, const struct um_array *a);
 /* `unitmeter LEAD... FILES...` (lead NULL-terminated), which must exit 0 and stay under
  * ARRAY_RSS_BOUND_MIB (not bounded in an AddressSanitizer build, logged instead). */
 void array_run(struct um_result *r, const struct um_array *a, const char *const *lead);
+/* The last waited-for child's peak RSS (children_maxrss_mib) under ARRAY_RSS_BOUND_MIB;
+ * logged, not bounded, in an AddressSanitizer build. */
+void expect_array_rss_bounded(const char *what);
 void array_remove(struct um_array *a);
 
 #endif

@@ -210,7 +210,7 @@ Test(summary, an_array_of_100000_units_in_20_manifests_under_a_memory_bound)
 	/* a directory: its manifests, each a task */
 	um_run(&r, false, (const char *[]){ "summary", "--tasks", "--json", man.dir, NULL });
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect_lt(children_maxrss_mib(), ARRAY_RSS_BOUND_MIB);
+	expect_array_rss_bounded("summary --tasks");
 	s = json_loads(r.out, 0, NULL);
 	cr_assert_not_null(s, "%s", r.out);
 	tasks = json_object_get(json_array_get(json_object_get(s, "jobs"), 0), "tasks");
