@@ -265,7 +265,8 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 # unitmeter finds the marker library and the Python bootstrap relative to its own binary
 # (user/trace/python.c): BINDIR/../lib/unitmeter/, so both directories follow PREFIX and are not set
 # apart. The SPANK plugin goes where a SLURM built with the same prefix looks for plugins
-# (Debian's: SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm), its plugstack.conf snippet
+# (Debian's: SLURM_PLUGINDIR=/usr/lib/TRIPLE/slurm-wlm, TRIPLE x86_64-linux-gnu or
+# aarch64-linux-gnu: dpkg-architecture -qDEB_HOST_MULTIARCH), its plugstack.conf snippet
 # in SYSCONFDIR/slurm/plugstack.conf.d/ (Debian's plugstack.conf includes /etc/slurm's).
 # INSTALL_SPANK=0 leaves the plugin out (no libslurm-dev).
 PREFIX ?= /usr/local
@@ -369,9 +370,10 @@ deb: deb-deps
 	@ls $(DEB_OUT)/*.deb
 
 # The packages unpacked in a scratch root, their dependencies resolved by apt (simulated), then
-# the unpacked unitmeter runs the demo and python: units (needs root: BPF).
-deb-test: deb tracefs $(DEMO)
-	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
+# the unpacked unitmeter runs the demo and python: units (needs root: BPF). Another DEB_ARCH's
+# cannot run here: apt resolves them for that architecture, and their files are checked.
+deb-test: deb $(if $(DEB_CROSS),,tracefs $(DEMO))
+	@tests/install/test-deb.sh $(DEB_OUT) $(DEB_ARCH) $(if $(DEB_CROSS),,$(abspath $(DEMO)))
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev libsimdjson-dev xxd \
