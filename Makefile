@@ -30,8 +30,10 @@ endif
 ifneq ($(ARCH),$(HOST_ARCH))
 CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
-# -fuse-ld on every command (some rules compile and link in one): unused when only compiling
-CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld \
+# -fuse-ld on every command (some rules compile and link in one): unused when only compiling.
+# --as-needed as Debian's gcc links by default: a library nothing calls is not a dependency
+# (the arm64 package does not depend on zlib1g, which the amd64 one does not either).
+CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld -Wl,--as-needed \
 	-Wno-unused-command-line-argument
 override CC := clang $(CROSS_FLAGS)
 override CXX := clang++ $(CROSS_FLAGS)
