@@ -23,16 +23,21 @@ endif
 
 # Another architecture than this machine's (make ARCH=arm64): clang and lld against a sysroot of
 # Debian's libraries for it (tools/cross/sysroot.sh: unpacked, never installed), into
-# .output-ARCH; the programs, the test binary, the workloads and the demo, not the SPANK plugin.
+# .output-ARCH: the programs, the test binary, the workloads and the demo (make ARCH=arm64 all),
+# the SPANK plugin (make ARCH=arm64 spank: SLURM's headers are in the sysroot).
+# override: a package build for another architecture (make deb DEB_ARCH=arm64) gets
+# CC=aarch64-linux-gnu-gcc and its kin from debhelper; this build is clang's, whatever is passed.
 ifneq ($(ARCH),$(HOST_ARCH))
 CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
-# -fuse-ld on every command (some rules compile and link in one): unused when only compiling
-CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld \
+# -fuse-ld on every command (some rules compile and link in one): unused when only compiling.
+# --as-needed as Debian's gcc links by default: a library nothing calls is not a dependency
+# (the arm64 package does not depend on zlib1g, which the amd64 one does not either).
+CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld -Wl,--as-needed \
 	-Wno-unused-command-line-argument
-CC := clang $(CROSS_FLAGS)
-CXX := clang++ $(CROSS_FLAGS)
-STRIP := llvm-strip
+override CC := clang $(CROSS_FLAGS)
+override CXX := clang++ $(CROSS_FLAGS)
+override STRIP := llvm-strip
 OUTPUT := $(OUTPUT)-$(ARCH)
 endif
 
@@ -87,8 +92,9 @@ WORKLOADS := $(patsubst tools/workloads/%.c,$(OUTPUT)/workloads/%,$(wildcard too
 	$(OUTPUT)/workloads/gpu_driver_late $(OUTPUT)/workloads/fakenvml/libnvidia-ml.so.1
 DEMO := $(OUTPUT)/demo/fit_demo
 # The SPANK plugin is loaded by slurmstepd, srun and sbatch, never sanitized: it lives in .output/
-# for both builds, and the tests of either build load that one.
-SPANK := .output/unitmeter_spank.so
+# for both builds, and the tests of either build load that one (another architecture's, in
+# .output-ARCH/).
+SPANK := $(if $(CROSS_TRIPLE),$(OUTPUT),.output)/unitmeter_spank.so
 
 ifeq ($(ARCH),$(HOST_ARCH))
 .PHONY: all
@@ -101,6 +107,10 @@ endif
 
 unitmeter: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 	$(Q)ln -sf $< $@
+
+# what make install installs of the build, for this machine or another architecture
+.PHONY: programs
+programs: $(OUTPUT)/unitmeter $(OUTPUT)/libunitmeter_marker.so
 
 # The markers the Python bootstrap calls; probed, never linked into unitmeter.
 $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
@@ -257,7 +267,8 @@ $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 # unitmeter finds the marker library and the Python bootstrap relative to its own binary
 # (user/trace/python.c): BINDIR/../lib/unitmeter/, so both directories follow PREFIX and are not set
 # apart. The SPANK plugin goes where a SLURM built with the same prefix looks for plugins
-# (Debian's: SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm), its plugstack.conf snippet
+# (Debian's: SLURM_PLUGINDIR=/usr/lib/TRIPLE/slurm-wlm, TRIPLE x86_64-linux-gnu or
+# aarch64-linux-gnu: dpkg-architecture -qDEB_HOST_MULTIARCH), its plugstack.conf snippet
 # in SYSCONFDIR/slurm/plugstack.conf.d/ (Debian's plugstack.conf includes /etc/slurm's).
 # INSTALL_SPANK=0 leaves the plugin out (no libslurm-dev).
 PREFIX ?= /usr/local
@@ -285,7 +296,7 @@ $(OUTPUT)/plugstack-unitmeter.conf: FORCE | $(OUTPUT)
 
 .PHONY: install uninstall man-lint install-test FORCE
 FORCE:
-install: unitmeter $(OUTPUT)/unitmeter.1.gz $(if $(filter 1,$(INSTALL_SPANK)),$(SPANK) $(OUTPUT)/plugstack-unitmeter.conf)
+install: programs $(OUTPUT)/unitmeter.1.gz $(if $(filter 1,$(INSTALL_SPANK)),$(SPANK) $(OUTPUT)/plugstack-unitmeter.conf)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UM_LIBDIR)/python/unitmeter_boot \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
@@ -327,9 +338,19 @@ install-test: man-lint $(DEMO)
 # dpkg-buildpackage writes into the source's parent directory, so the tree is copied under
 # .output/deb/ and what it builds (the .debs, their -dbgsym, .buildinfo, .changes) stays there.
 # lintian fails the target on any error.
+# DEB_ARCH=arm64 on an amd64 machine builds the arm64 packages into .output/deb-arm64/
+# (dpkg-buildpackage -a arm64; debian/rules cross-builds with clang and lld against the sysroot,
+# and dh_strip takes the cross binutils, installed here: they replace nothing of this machine's).
 DEB_VERSION = $(shell awk 'NR == 1 { gsub(/[^0-9A-Za-z.+~:-]/, "", $$2); print $$2 }' debian/changelog)
-DEB_OUT := .output/deb
-DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+DEB_BUILD_ARCH := $(shell dpkg --print-architecture)
+DEB_ARCH ?= $(DEB_BUILD_ARCH)
+DEB_CROSS := $(filter-out $(DEB_BUILD_ARCH),$(DEB_ARCH))
+DEB_OUT := .output/deb$(if $(DEB_CROSS),-$(DEB_ARCH))
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian $(if $(DEB_CROSS),lld \
+	binutils-$(shell dpkg-architecture -a$(DEB_ARCH) -qDEB_HOST_GNU_TYPE 2>/dev/null | tr _ -))
+# -d: the other architecture's Build-Depends are unpacked in the sysroot, where dpkg does not look
+# for them (tools/cross/sysroot.sh lists them); the build tools are this machine's (make deps)
+DEB_BUILDPACKAGE_FLAGS := -us -uc -b $(if $(DEB_CROSS),-a$(DEB_ARCH) -d)
 
 .PHONY: deb deb-deps deb-test
 deb-deps: deps
@@ -342,18 +363,31 @@ deb: deb-deps
 	$(Q)tar --exclude=./.git --exclude='./.output*' --exclude=./unitmeter --exclude=./demo-output -cf - . \
 		| tar -C $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) -xf -
 	$(call msg,DEB,$(DEB_OUT))
-	$(Q)cd $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 \
+	$(Q)cd $(DEB_OUT)/src/unitmeter-$(DEB_VERSION) && dpkg-buildpackage $(DEB_BUILDPACKAGE_FLAGS) >../build.log 2>&1 \
 		|| { tail -40 ../build.log; echo "deb: dpkg-buildpackage failed (log: $(DEB_OUT)/src/build.log)"; exit 1; }
 	$(Q)mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/build.log $(DEB_OUT)/
 	$(Q)rm -rf $(DEB_OUT)/src
-	$(call msg,LINTIAN,$(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes)
-	$(Q)lintian --fail-on error $(DEB_OUT)/unitmeter_$(DEB_VERSION)_amd64.changes
+	$(call msg,LINTIAN,$(DEB_OUT)/unitmeter_$(DEB_VERSION)_$(DEB_ARCH).changes)
+	$(Q)lintian --fail-on error $(DEB_OUT)/unitmeter_$(DEB_VERSION)_$(DEB_ARCH).changes
 	@ls $(DEB_OUT)/*.deb
 
 # The packages unpacked in a scratch root, their dependencies resolved by apt (simulated), then
-# the unpacked unitmeter runs the demo and python: units (needs root: BPF).
-deb-test: deb tracefs $(DEMO)
-	@tests/install/test-deb.sh $(DEB_OUT) $(abspath $(DEMO))
+# the unpacked unitmeter runs the demo and python: units (needs root: BPF). Another DEB_ARCH's
+# cannot run here: apt resolves them for that architecture, and their files are checked.
+deb-test: deb $(if $(DEB_CROSS),,tracefs $(DEMO))
+	@tests/install/test-deb.sh $(DEB_OUT) $(DEB_ARCH) $(if $(DEB_CROSS),,$(abspath $(DEMO)))
+
+# Another DEB_ARCH's packages run in a guest of it (tools/vm/vm-boot.sh; arm64 under TCG: under a
+# minute once the kernel and the guest's root are cached): unitmeter check, the demo with that
+# architecture's fit_demo, python: units. Not in CI, which would fetch the arm64 kernel and
+# build the guest's root first: make deb-test checks what it can without a guest.
+DEB_VMTEST_RELEASE ?= $(if $(filter arm64,$(DEB_ARCH)),6.12.118+deb12-arm64,6.1.0-57-amd64)
+DEB_KARCH := $(patsubst amd64,x86,$(DEB_ARCH))
+DEB_DEMO := .output$(if $(DEB_CROSS),-$(DEB_KARCH))/demo/fit_demo
+.PHONY: deb-vmtest
+deb-vmtest: deb vm-deps
+	$(MAKE) ARCH=$(DEB_KARCH) $(DEB_DEMO)
+	@tests/install/test-deb-guest.sh $(DEB_OUT) $(DEB_ARCH) $(DEB_DEMO) $(DEB_VMTEST_RELEASE)
 
 # --- install what the build and the tests need (Debian 12), then mount tracefs -------------
 DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev libsimdjson-dev xxd \

@@ -23,15 +23,16 @@ echo "install-test: building a copy of the tree in $copy"
 make -C "$copy" -j2 --no-print-directory unitmeter spank >"$scratch/build.log" 2>&1 ||
     { cat "$scratch/build.log"; fail "the copy does not build"; }
 
-# 1. DESTDIR
+# 1. DESTDIR, with Debian's directories for this machine's architecture (the copy builds for it)
 stage=$scratch/stage
-debian_dirs=(PREFIX=/usr SYSCONFDIR=/etc SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+debian_dirs=(PREFIX=/usr SYSCONFDIR=/etc SLURM_PLUGINDIR=/usr/lib/$multiarch/slurm-wlm)
 make -C "$copy" --no-print-directory install DESTDIR="$stage" "${debian_dirs[@]}" >/dev/null
 expected="./etc/slurm/plugstack.conf.d/unitmeter.conf
 ./usr/bin/unitmeter
 ./usr/lib/unitmeter/libunitmeter_marker.so
 ./usr/lib/unitmeter/python/unitmeter_boot/sitecustomize.py
-./usr/lib/x86_64-linux-gnu/slurm-wlm/unitmeter_spank.so
+./usr/lib/$multiarch/slurm-wlm/unitmeter_spank.so
 ./usr/share/bash-completion/completions/unitmeter
 ./usr/share/man/man1/unitmeter.1.gz"
 got=$(cd "$stage" && find . ! -type d | LC_ALL=C sort)
@@ -39,7 +40,7 @@ got=$(cd "$stage" && find . ! -type d | LC_ALL=C sort)
 $got
 expected:
 $expected"
-grep -qx 'optional /usr/lib/x86_64-linux-gnu/slurm-wlm/unitmeter_spank.so unitmeter=/usr/bin/unitmeter' \
+grep -qx "optional /usr/lib/$multiarch/slurm-wlm/unitmeter_spank.so unitmeter=/usr/bin/unitmeter" \
     "$stage/etc/slurm/plugstack.conf.d/unitmeter.conf" || fail "the plugstack.conf snippet does not name the installed files"
 echo "install-test: DESTDIR install: the $(wc -l <<<"$expected") expected files"
 "$tests/install/check-python-units.sh" "$stage/usr/bin/unitmeter"

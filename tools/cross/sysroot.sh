@@ -6,6 +6,11 @@
 #
 # usage: sysroot.sh [ARCH]     ARCH: arm64 (the default); prints the sysroot's path
 # The sysroot is CACHE/sysroot-ARCH, CACHE being $UNITMETER_VM_CACHE, else /var/tmp/unitmeter-vm.
+#
+# SYSROOT/.dpkg is a dpkg database of the unpacked packages (their control files, from dpkg-deb
+# -e, and file lists naming the files where they are, under SYSROOT): dpkg-shlibdeps
+# --admindir=SYSROOT/.dpkg -lSYSROOT/usr/lib/TRIPLE finds the package of each library the
+# package build links and its symbols file, as it would on a machine of that architecture.
 set -euo pipefail
 
 arch=${1:-arm64}
@@ -15,22 +20,46 @@ root=$cache/sysroot-$arch
 packages="libc6 libc6-dev linux-libc-dev libbpf1 libbpf-dev libelf1 libelf-dev zlib1g zlib1g-dev
 libjansson4 libjansson-dev libsimdjson14 libsimdjson-dev libstdc++6 libstdc++-12-dev libgcc-s1
 libgcc-12-dev libcrypt1 libcrypt-dev libcriterion3 libcriterion-dev libboxfort-dev libffi8
-libgit2-1.5 libnanomsg5"
+libgit2-1.5 libnanomsg5
+libslurm-dev"
+# libslurm-dev: the SPANK plugin's headers (slurm/spank.h); the plugin does not link libslurm
 
-if [ -f "$root/.complete" ]; then
+# .complete records the package list it was made from: a sysroot made from another list is
+# made again (the new one is swapped in whole, so a build reading the old one is not torn)
+want=$(echo $packages)
+if [ -f "$root/.complete" ] && [ "$(cat "$root/.complete")" = "$want" ]; then
 	echo "$root"
 	exit 0
 fi
 . "$(dirname "$0")/../vm/apt-private.sh"
 apt_private "$cache" "$arch"
 debs=$cache/debs-$arch
+# emptied first: the database below takes every .deb here, so one version of each package
+rm -rf "$debs"
 mkdir -p "$debs"
 # shellcheck disable=SC2086 # one word a package
 # Debian 12's versions, as this machine's own libraries (the private state lists newer suites too)
 (cd "$debs" && apt-get "${apt_opts[@]}" -o APT::Default-Release=bookworm download -qq $(printf "%s:$arch " $packages) >/dev/null)
 rm -rf "$root.partial"
+db=$root.partial/.dpkg
+mkdir -p "$db/info" "$db/updates"
+# the multiarch layout of the info directory: a Multi-Arch: same package's files are PKG:ARCH.*
+echo 1 >"$db/info/format"
+echo "$arch" >"$db/arch"
+: >"$db/status"
 for deb in "$debs"/*.deb; do
 	dpkg-deb -x "$deb" "$root.partial"
+	pkg=$(dpkg-deb -f "$deb" Package)
+	[ "$(dpkg-deb -f "$deb" Multi-Arch)" = same ] && pkg=$pkg:$arch
+	{ echo "Status: install ok installed"; dpkg-deb -f "$deb"; echo; } >>"$db/status"
+	dpkg-deb -e "$deb" "$db/ctrl"
+	# what dpkg-shlibdeps reads; the maintainer scripts would never run here
+	for f in shlibs symbols; do
+		[ ! -f "$db/ctrl/$f" ] || mv "$db/ctrl/$f" "$db/info/$pkg.$f"
+	done
+	rm -rf "$db/ctrl"
+	# the paths as they are in the sysroot once it is in place
+	dpkg-deb --fsys-tarfile "$deb" | tar -t | sed "s|^\./|$root/|; s|/\$||" >"$db/info/$pkg.list"
 done
 # absolute links (a -dev package's libfoo.so -> /lib/...) would point into this machine: made
 # relative, so they resolve inside the sysroot
@@ -38,6 +67,9 @@ find "$root.partial" -type l -lname '/*' | while read -r link; do
 	rel=${link#"$root.partial"}
 	ln -sfn "$(realpath -sm --relative-to="$(dirname "$rel")" "$(readlink "$link")")" "$link"
 done
-touch "$root.partial/.complete"
+echo "$want" >"$root.partial/.complete"
+rm -rf "$root.old"
+[ ! -d "$root" ] || mv "$root" "$root.old"
 mv "$root.partial" "$root"
+rm -rf "$root.old"
 echo "$root"
