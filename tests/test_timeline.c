@@ -211,13 +211,17 @@ static void check_spikes(const char *mib, const char *hold_ms, const char *gap_m
 	if (count_each)
 		cr_expect_eq(seen.spikes, atoi(repeat), "each of the %s spikes in the timeline: %d seen",
 			     repeat, seen.spikes);
-	/* spikes up to the run's end: none lost to a ring the loader did not drain */
+	/*
+	 * Spikes up to the run's end: none lost to a ring the loader did not drain. After the last
+	 * spike the process still unmaps it and exits, which in an emulated guest took longer than
+	 * a cycle (74 ms after a 57 ms cycle, 6.12 arm64): two cycles, against seconds lost.
+	 */
 	bucket_s = jnum(tl, "bucket_ns") / 1e9;
 	start_s = jnum(tl, "start_ns") / 1e9;
 	wall_s = jnum(run, "wall_s");
 	cycle_s = wall_s / atoi(repeat);
 	cr_assert_geq(seen.first_high, 0, "no spike in the timeline");
-	cr_expect_geq(start_s + (seen.last_high + 1) * bucket_s, wall_s - cycle_s - bucket_s,
+	cr_expect_geq(start_s + (seen.last_high + 1) * bucket_s, wall_s - 2 * cycle_s - bucket_s,
 		      "the last spike at %.3f s of %.3f s", start_s + (seen.last_high + 1) * bucket_s,
 		      wall_s);
 	um_result_free(&r);
