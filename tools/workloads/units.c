@@ -26,7 +26,7 @@
  *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
  *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
  *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
- * cpu and fork modes also report call_cpu_ns, the process clock across the whole call as its
+ * cpu, fork and exec modes (exec: the units that return) also report call_cpu_ns, the process clock across the whole call as its
  * caller sees it: the unit probes' own work on the thread and the helper threads' start and exit
  * included. A unit's CPU lies between cpu_ns and call_cpu_ns (plus child_cpu_ns in fork mode).
  * Each unit also reports proc_cpu_ns, CLOCK_PROCESS_CPUTIME_ID across the unit's body (every
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
 			char *again[] = { argv[0], "--mode", "exec", "--before-exec", truths, NULL };
 			struct job first = j;
 
-			fit_unit(&first);
+			call_fit_unit(&first);
 			unit_json(truths, sizeof(truths), 1, &first);
 			j.exec_argv = again;
 			j.exec_truth = truths;
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 			fit_unit(&j);
 			return 1; /* not reached: fit_unit execs */
 		}
-		fit_unit(&j);
+		call_fit_unit(&j);
 		printf("{\"units\": [%s", before);
 		print_unit(0, &j);
 		printf("]}\n");
