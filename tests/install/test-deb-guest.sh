@@ -36,14 +36,6 @@ rc=0
 tr -d '\r' <"$out/console.log" >"$out/console.txt"
 machine=$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_CPU 2>/dev/null)
 grep -qx "$machine" "$out/console.txt" || { tail -40 "$out/console.txt"; fail "the guest was not an $machine machine"; }
-fits=$(ls "$out/demo/fits" | wc -l)
-python3 - "$out/demo/demo-run.json" "$fits" <<'PY' || fail "the demo's manifest is wrong"
-import json, sys
-m = json.load(open(sys.argv[1]))
-units, fits = m["units"], int(sys.argv[2])
-assert fits > 0 and len(units) == fits, "%d units for %d fits" % (len(units), fits)
-assert all(u["status"] == "complete" and u["spec"] == "fit_unit" for u in units), units
-PY
-grep -q '^#SBATCH --mem=' "$out/demo/job-header.sh" || fail "the demo printed no SLURM request"
+fits=$("$src/tests/install/check-demo-output.sh" "$out/demo") || fail "the demo's output is wrong"
 grep 'check-python-units:' "$out/console.txt"
 echo "deb-guest-test: in the $release guest the packaged unitmeter passed check, ran the demo ($fits fits, $fits complete units, a SLURM request) and traced python: units"

@@ -81,15 +81,7 @@ fi
 DEMO_OUT=$scratch/demo "$src/tools/demo/run-demo.sh" "$root/usr/bin/unitmeter" "$demo" >"$scratch/demo.log" 2>&1 ||
     { cat "$scratch/demo.log"; fail "the packaged unitmeter does not run the demo"; }
 # the truth: one file per fit, written by the fit itself
-fits=$(ls "$scratch/demo/fits" | wc -l)
-python3 - "$scratch/demo/demo-run.json" "$fits" <<'PY' || fail "the demo's manifest is wrong"
-import json, sys
-m = json.load(open(sys.argv[1]))
-units, fits = m["units"], int(sys.argv[2])
-assert fits > 0 and len(units) == fits, "%d units for %d fits" % (len(units), fits)
-assert all(u["status"] == "complete" and u["spec"] == "fit_unit" for u in units), units
-PY
-grep -q '^#SBATCH --mem=' "$scratch/demo/job-header.sh" || fail "the demo printed no SLURM request"
+fits=$("$src/tests/install/check-demo-output.sh" "$scratch/demo") || fail "the demo's output is wrong"
 grep -q '<svg class="memory"' "$scratch/demo/demo-report.html" || fail "the demo wrote no report with its memory chart"
 echo "deb-test: the packaged unitmeter ran the demo: $fits fits, $fits complete units, a SLURM request, the report"
 "$src/tests/install/check-python-units.sh" "$root/usr/bin/unitmeter"
