@@ -26,9 +26,9 @@
  *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
  *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
  *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
- * cpu, fork and exec modes (exec: the units that return) also report call_cpu_ns, the process clock across the whole call as its
- * caller sees it: the unit probes' own work on the thread and the helper threads' start and exit
- * included. A unit's CPU lies between cpu_ns and call_cpu_ns (plus child_cpu_ns in fork mode).
+ * cpu, fork and exec modes (exec: the units that return) also report call_cpu_ns, the process
+ * clock across the whole call as its caller sees it: the unit probes' own work on the thread
+ * and the helper threads' start and exit included. A unit's CPU lies between cpu_ns and call_cpu_ns (plus child_cpu_ns in fork mode).
  * Each unit also reports proc_cpu_ns, CLOCK_PROCESS_CPUTIME_ID across the unit's body (every
  * thread of the process, the helper threads' creation and exit included).
  */
