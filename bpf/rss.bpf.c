@@ -291,6 +291,14 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 	if (curr && !current_tracked() &&
 	    !(TASK_READ(task, flags) & (UM_PF_KTHREAD | UM_PF_IO_WORKER)))
 		return 0;
+	/*
+	 * An mm no one tracks, changed by an untracked process (any exit or fork on the machine
+	 * zaps or copies from outside the mm): mm_adopt would refuse it. Left before the lock, which
+	 * these would otherwise take machine-wide, keeping a tracked thread's probe waiting.
+	 */
+	if (!bpf_map_lookup_elem(&mms, &key) &&
+	    !bpf_map_lookup_elem(&procs, &(__u32){ current_tgid() }))
+		return 0;
 	held = um_lock();
 	mm = bpf_map_lookup_elem(&mms, &key);
 	if (!mm) {
