@@ -294,9 +294,9 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 	/*
 	 * An mm no one tracks, changed by an untracked process (any exit or fork on the machine
 	 * zaps or copies from outside the mm): mm_adopt would refuse it. Left before the lock, which
-	 * these would otherwise take machine-wide, keeping a tracked thread's probe waiting.
+	 * these would otherwise take machine-wide; a tracked task's own faults skip the test.
 	 */
-	if (!bpf_map_lookup_elem(&mms, &key) &&
+	if (!curr && !bpf_map_lookup_elem(&mms, &key) &&
 	    !bpf_map_lookup_elem(&procs, &(__u32){ current_tgid() }))
 		return 0;
 	held = um_lock();

@@ -625,3 +625,25 @@ void expect_no_console_errors(const json_t *j)
 	json_array_foreach(errors, i, e)
 		cr_expect_fail("console: %s", json_string_value(e));
 }
+
+pid_t slow_units_started(const char *units, const char *sleep_ms, int *out)
+{
+	char ready[64] = "";
+	int fds[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		execl(workload("units"), "units", "--mode", "slow", "--units", units, "--sleep-ms",
+		      sleep_ms, (char *)NULL);
+		_exit(99);
+	}
+	close(fds[1]);
+	cr_assert_gt(read(fds[0], ready, sizeof(ready) - 1), 0);
+	cr_assert_not_null(strstr(ready, "ready"), "the workload said: %s", ready);
+	*out = fds[0];
+	return pid;
+}

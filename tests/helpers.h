@@ -29,6 +29,10 @@ void require_tracing(void);
 bool memory_controller(void);
 /* Path of a built workload, the unitmeter binary, a fixture. */
 const char *workload(const char *name);
+/* The units workload in slow mode (--units N --sleep-ms S), its stdout on *out, returned once it
+ * has printed "ready": it runs its own image, not this binary's. The caller closes *out after
+ * the workload is gone (its later lines must not meet a closed pipe). */
+pid_t slow_units_started(const char *units, const char *sleep_ms, int *out);
 const char *unitmeter_bin(void);
 const char *fixture(const char *rel);
 

@@ -432,9 +432,9 @@ Test(units, stream_survives_sigkill_of_unitmeter)
  */
 Test(units, attach_finds_units_after_attach)
 {
-	int out[2];
+	int out;
 	pid_t target, um;
-	char buf[64] = "", pidtext[16], dir[] = "/tmp/um-attach-XXXXXX", manifest[64], stream[80];
+	char pidtext[16], dir[] = "/tmp/um-attach-XXXXXX", manifest[64], stream[80];
 	char errpath[80], *err;
 	json_t *m, *units, *u;
 	size_t i, lines = 0;
@@ -444,17 +444,7 @@ Test(units, attach_finds_units_after_attach)
 	snprintf(manifest, sizeof(manifest), "%s/run.json", dir);
 	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", dir);
 	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	cr_assert_eq(pipe(out), 0);
-	target = fork();
-	if (target == 0) {
-		dup2(out[1], 1);
-		execl(workload("units"), "units", "--mode", "slow", "--units", "1000", "--sleep-ms", "50",
-		      (char *)NULL);
-		_exit(99);
-	}
-	close(out[1]);
-	cr_assert_gt(read(out[0], buf, sizeof(buf) - 1), 0);
-	cr_assert_not_null(strstr(buf, "ready"));
+	target = slow_units_started("1000", "50", &out);
 	snprintf(pidtext, sizeof(pidtext), "%d", target);
 	um = fork();
 	if (um == 0) {
@@ -473,7 +463,7 @@ Test(units, attach_finds_units_after_attach)
 	cr_assert_eq(waitpid(um, &status, 0), um);
 	kill(target, SIGKILL);
 	waitpid(target, NULL, 0);
-	close(out[0]);
+	close(out);
 	err = slurp_file(errpath);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unitmeter status 0x%x: %s", status,
 		  err ? err : "");
