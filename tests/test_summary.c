@@ -623,3 +623,57 @@ Test(summary, tasks_refuse_a_bad_file_naming_file_and_line)
 			   "%s", r.err);
 	um_result_free(&r);
 }
+
+/*
+ * Each task read once however its files are named: task 1's manifest and its stream named
+ * side by side, a file named twice under two spellings and the directory with its own files
+ * all read as the directory alone is (13 units, 5 tasks), each skipped name counted on stderr.
+ */
+Test(summary, a_task_named_twice_or_with_its_stream_is_read_once)
+{
+	char *dir = strdup(fixture("array")), *manifest = strdup(fixture("array/4242_1.batch.0.json"));
+	char *stream = strdup(fixture("array/4242_1.batch.0.units.jsonl"));
+	char *respelt = strdup(fixture("array/../array/4242_5.batch.0.units.jsonl"));
+	const char *pair[] = { "summary", "--json", manifest, stream, NULL };
+	const char *all[] = { "summary", "--tasks", "--json", dir, respelt, stream, manifest, NULL };
+	struct um_result r;
+	json_t *s, *jobs;
+
+	um_run(&r, false, pair);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	cr_expect_eq(jnum(s, "n_units"), 3, "%s", r.out);
+	cr_expect_not_null(strstr(r.err, "1 file name skipped"), "%s", r.err);
+	json_decref(s);
+	um_result_free(&r);
+
+	um_run(&r, false, all);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s", r.out);
+	jobs = json_object_get(s, "jobs");
+	cr_expect_eq(json_array_size(jobs), 1, "%s", r.out);
+	cr_expect_eq(json_array_size(json_object_get(json_array_get(jobs, 0), "tasks")), 5, "%s",
+		     r.out);
+	cr_expect_not_null(strstr(r.err, "3 file names skipped"), "%s", r.err);
+	json_decref(s);
+	um_result_free(&r);
+
+	all[1] = "--json"; /* the seed's summary: the directory's 13 units */
+	all[2] = dir;
+	all[3] = respelt;
+	all[4] = stream;
+	all[5] = manifest;
+	all[6] = NULL;
+	um_run(&r, false, all);
+	s = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(s, "%s %s", r.out, r.err);
+	cr_expect_eq(jnum(s, "n_units"), 13, "%s", r.out);
+	json_decref(s);
+	um_result_free(&r);
+	free(dir);
+	free(manifest);
+	free(stream);
+	free(respelt);
+}

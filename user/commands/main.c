@@ -168,14 +168,19 @@ int main(int argc, char **argv)
 	    opts.command == UM_CMD_REPORT) {
 		char err[1024];
 		char **files;
-		int n;
+		int n, dropped;
 
 		keep_big_arrays();
 		/* a directory (unitmeter-out/) read as its tasks' files */
-		if (um_expand_inputs(opts.inputs, opts.n_inputs, &files, &n, err, sizeof(err))) {
+		if (um_expand_inputs(opts.inputs, opts.n_inputs, &files, &n, &dropped, err,
+				     sizeof(err))) {
 			um_err("%s", err);
 			return 2;
 		}
+		if (dropped)
+			um_warn("%d file name%s skipped: a file named twice, or a units stream named "
+				"with its manifest (which holds the same units); each task is read once",
+				dropped, dropped == 1 ? "" : "s");
 		if (opts.command != UM_CMD_SUMMARY)
 			free(opts.inputs);
 		opts.inputs = files;

@@ -116,7 +116,102 @@ static int add_dir(struct name_list *l, const char *dir, char *err, size_t errle
 	return rc;
 }
 
-int um_expand_inputs(char *const *in, int n_in, char ***out, int *n_out, char *err, size_t errlen)
+/* A file as the kernel knows it, whatever path names it ("a.json", "./a.json") */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	size_t name; /* its first place in the list */
+};
+
+static int by_file_then_place(const void *a, const void *b)
+{
+	const struct file_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+static int by_file(const void *a, const void *b)
+{
+	const struct file_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/* The first place in the list of the file at path, among ids (sorted): -1 where none is. */
+static long first_place(const struct file_id *ids, size_t n, const char *path)
+{
+	struct file_id key = { 0 };
+	const struct file_id *hit;
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1; /* left for the reader to refuse, by its name */
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	hit = bsearch(&key, ids, n, sizeof(*ids), by_file);
+	if (!hit)
+		return -1;
+	while (hit > ids && !by_file(hit - 1, &key))
+		hit--;
+	return (long)hit->name;
+}
+
+/*
+ * Each task read once, however its files were named: a file named twice (a directory and a
+ * glob of it) is kept where it first appears, and a stream whose manifest is among the inputs
+ * is dropped, as a directory drops it. Returns how many names were dropped, or -1 (memory).
+ */
+static int drop_repeats(struct name_list *l)
+{
+	struct file_id *ids = calloc(l->n ? l->n : 1, sizeof(*ids));
+	size_t n_ids = 0, kept = 0;
+	int dropped = 0;
+
+	if (!ids)
+		return -1;
+	for (size_t i = 0; i < l->n; i++) {
+		struct stat st;
+
+		if (!stat(l->at[i], &st))
+			ids[n_ids++] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino, .name = i };
+	}
+	qsort(ids, n_ids, sizeof(*ids), by_file_then_place);
+	for (size_t i = 0; i < l->n; i++) {
+		long first = first_place(ids, n_ids, l->at[i]);
+		bool repeat = first >= 0 && (size_t)first < i;
+
+		if (!repeat && ends_with(l->at[i], STREAM_SUFFIX)) {
+			char *manifest;
+
+			if (asprintf(&manifest, "%.*s%s",
+				     (int)(strlen(l->at[i]) - strlen(STREAM_SUFFIX)), l->at[i],
+				     MANIFEST_SUFFIX) < 0) {
+				free(ids);
+				return -1;
+			}
+			repeat = first_place(ids, n_ids, manifest) >= 0;
+			free(manifest);
+		}
+		if (repeat) {
+			free(l->at[i]);
+			dropped++;
+		} else {
+			l->at[kept++] = l->at[i];
+		}
+	}
+	l->n = kept;
+	free(ids);
+	return dropped;
+}
+
+int um_expand_inputs(char *const *in, int n_in, char ***out, int *n_out, int *n_dropped,
+		     char *err, size_t errlen)
 {
 	struct name_list l = { 0 };
 	int rc = 0;
@@ -130,6 +225,10 @@ int um_expand_inputs(char *const *in, int n_in, char ***out, int *n_out, char *e
 			snprintf(err, errlen, "out of memory keeping the file names");
 			rc = -1;
 		}
+	}
+	if (!rc && (*n_dropped = drop_repeats(&l)) < 0) {
+		snprintf(err, errlen, "out of memory comparing the file names");
+		rc = -1;
 	}
 	if (rc) {
 		um_inputs_free(l.at, (int)l.n);

@@ -13,11 +13,13 @@
 
 /*
  * The inputs with each directory among them replaced by its run files, in version order
- * (task 2 before task 10); files named alone are kept as given. *out (strings and list) is
- * freed by um_inputs_free. Returns 0, or -1 with one line in err (a directory that cannot be
- * read, or holds no run file).
+ * (task 2 before task 10); files named alone are kept as given. Each task is read once: a file
+ * named twice is kept where it first appears, and a stream named with its manifest is dropped
+ * (*n_dropped: how many names were). *out (strings and list) is freed by um_inputs_free.
+ * Returns 0, or -1 with one line in err (a directory that cannot be read, or holds no run file).
  */
-int um_expand_inputs(char *const *in, int n_in, char ***out, int *n_out, char *err, size_t errlen);
+int um_expand_inputs(char *const *in, int n_in, char ***out, int *n_out, int *n_dropped,
+		     char *err, size_t errlen);
 void um_inputs_free(char **inputs, int n);
 
 #endif
