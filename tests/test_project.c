@@ -661,6 +661,37 @@ Test(project, command_prints_header_and_json)
 	um_result_free(&r);
 }
 
+/*
+ * The header's first line names a few files, and an array's many by their count, the directory
+ * they share and the first and last: a job array of 200 tasks is one line a person reads.
+ */
+Test(project, the_header_names_a_few_files_and_counts_many)
+{
+	char *dir = strdup(fixture("array")), *calib = strdup(fixture("project/calib.json"));
+	const char *few[] = { "project", calib, "--units", "40", NULL };
+	const char *many[] = { "project", dir, "--units", "40", NULL };
+	char want[1024];
+	struct um_result r;
+	char *first_line_end;
+
+	um_run(&r, false, few);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "of 40 units, from %s\n", calib);
+	cr_expect_not_null(strstr(r.out, want), "%s", r.out);
+	um_result_free(&r);
+
+	um_run(&r, false, many);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "from 5 files in %s/ (4242_1.batch.0.json ... 4242_5.batch.0.units.jsonl)\n", dir);
+	cr_expect_not_null(strstr(r.out, want), "%s", r.out);
+	first_line_end = strchr(strchr(r.out, '\n') + 1, '\n');
+	cr_expect_null(memmem(r.out, (size_t)(first_line_end - r.out), "4242_2", 6), "%s", r.out);
+	um_result_free(&r);
+	free(dir);
+	free(calib);
+}
+
 static void expect_refused(const char *const *args, const char *needle)
 {
 	struct um_result r;

@@ -619,6 +619,41 @@ void um_format_slurm_minutes(long long minutes, char *buf, size_t len)
 		snprintf(buf, len, "%02lld:%02lld:00", rest / 60, rest % 60);
 }
 
+/* Files up to this many are named one by one in the header; more, by their count and ends. */
+#define HEADER_FILES_NAMED 3
+
+/* The directory part of path, with its slash ("" where it has none). */
+static size_t dir_part(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path + 1) : 0;
+}
+
+/*
+ * The calibration's files on the header's first line: named where they are a few, else (a
+ * job array of hundreds of tasks) their count, the directory they share, and the first and
+ * last, so the line stays one a person reads.
+ */
+static void print_files(FILE *out, const char *const *files, size_t n_files)
+{
+	size_t dir;
+
+	if (n_files <= HEADER_FILES_NAMED) {
+		for (size_t i = 0; i < n_files; i++)
+			fprintf(out, " %s", files[i]);
+		return;
+	}
+	dir = dir_part(files[0]);
+	for (size_t i = 1; i < n_files && dir; i++)
+		if (dir_part(files[i]) != dir || strncmp(files[i], files[0], dir))
+			dir = 0;
+	fprintf(out, " %zu files", n_files);
+	if (dir)
+		fprintf(out, " in %.*s", (int)dir, files[0]);
+	fprintf(out, " (%s ... %s)", files[0] + dir, files[n_files - 1] + dir);
+}
+
 void um_print_sbatch(FILE *out, const struct projection *p, const struct project_options *opt,
 		     const char *const *files, size_t n_files)
 {
@@ -628,8 +663,7 @@ void um_print_sbatch(FILE *out, const struct projection *p, const struct project
 	fprintf(out, "#!/bin/bash\n");
 	fprintf(out, "# unitmeter project: %lld units in %lld array task%s of %lld units, from",
 		opt->units_total, p->tasks, p->tasks == 1 ? "" : "s", p->units_per_task);
-	for (size_t i = 0; i < n_files; i++)
-		fprintf(out, " %s", files[i]);
+	print_files(out, files, n_files);
 	/* comments on lines of their own: sbatch reads only the option on an #SBATCH line */
 	fprintf(out, "\n# --time: %s\n", p->derivation[0]);
 	for (size_t i = 0; i < sizeof(p->time_parts) / sizeof(p->time_parts[0]); i++)
