@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "helpers.h"
@@ -69,6 +70,7 @@
 static char top[64];       /* private temp dir of the whole test */
 static char state_dir[96]; /* SLURM_TEST_DIR */
 static bool cluster_up;
+static pid_t teardown_guard; /* see start_teardown_guard */
 
 static const char *env_dir(const char *name, const char *def)
 {
@@ -120,6 +122,41 @@ static char *sh_out(int *status, const char *fmt, ...)
 	return buf;
 }
 
+/*
+ * A process that tears the cluster down should this one die without its .fini: Criterion kills
+ * a test past its timeout, and its slurmctld and slurmd then held the ports the next run's
+ * slurm-up.sh needs. The guard waits for the end of a pipe whose write end only this process
+ * holds (close-on-exec: no daemon inherits it), with none of the test's other files open.
+ */
+static void start_teardown_guard(const char *tools)
+{
+	int ends[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(ends, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		char byte;
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(1);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != ends[0])
+				close(fd);
+		setsid(); /* a Ctrl-C of the test run reaches the test, not its guard */
+		for (ssize_t got = 1; got > 0 || (got < 0 && errno == EINTR);)
+			got = read(ends[0], &byte, 1);
+		execl("/bin/sh", "sh", "-c",
+		      "SLURM_TEST_DIR=\"$1/cluster\" timeout 60 \"$0/slurm-down.sh\"; rm -rf \"$1\"",
+		      tools, top, (char *)NULL);
+		_exit(127);
+	}
+	close(ends[0]);
+	teardown_guard = pid; /* ends[1] stays open in this process alone until it ends */
+}
+
 static void slurm_up(void)
 {
 	const char *plugin = env_dir("SPANK_PLUGIN", ".output/unitmeter_spank.so");
@@ -138,6 +175,7 @@ static void slurm_up(void)
 	cr_assert_not_null(mkdtemp(top));
 	/* the job user must reach its files and the plugin (sbatch loads it as that user) */
 	chmod(top, 0755);
+	start_teardown_guard(tools);
 	snprintf(state_dir, sizeof(state_dir), "%s/cluster", top);
 	cr_assert_eq(sh("mkdir -p %s/bin %s/jobs && cp %s %s/bin/unitmeter_spank.so && "
 			"chmod -R a+rX %s/bin %s/jobs", top, top, plugin, top, top, top), 0);
@@ -165,6 +203,11 @@ static void slurm_down(void)
 {
 	const char *tools = env_dir("SLURM_TOOLS", "tools/slurm");
 
+	if (teardown_guard > 0) { /* torn down here, as the guard would */
+		kill(teardown_guard, SIGKILL);
+		waitpid(teardown_guard, NULL, 0);
+		teardown_guard = 0;
+	}
 	if (cluster_up && sh("timeout 60 %s/slurm-down.sh 2>/dev/null", tools))
 		cr_log_warn("slurm-down.sh failed; state left in %s", state_dir);
 	cluster_up = false;

@@ -51,6 +51,28 @@ for _ in $(seq 1 40); do
 	sleep 0.25
 done
 
+# A step whose job's kill never reached it (slurmctld cancelled the job, but slurmd stopped
+# first) would outlive the cluster, and its job's processes with it: its slurmstepd is found by
+# the socket it listens on in our spool (never by name), and SIGKILLed with its descendants.
+stepds_in_spool() {
+	ss -xlpn 2>/dev/null | awk -v spool="$D/spool/d/" 'index($0, spool) {
+		while (match($0, /pid=[0-9]+/)) {
+			print substr($0, RSTART + 4, RLENGTH - 4)
+			$0 = substr($0, RSTART + RLENGTH)
+		}
+	}' | sort -u
+}
+kill_tree() { # PID: its children first, so none is reparented out of reach
+	local child
+	for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+	kill -KILL "$1" 2>/dev/null
+}
+for pid in $(stepds_in_spool); do
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || continue
+	log "slurmstepd $pid ($(tr '\0' ' ' < "/proc/$pid/cmdline")) outlived its job's cancel: SIGKILL, with its processes"
+	kill_tree "$pid"
+done
+
 stop_pidfile "$D/run/slurmd.pid" slurmd
 stop_pidfile "$D/run/slurmctld.pid" slurmctld
 # slurm-up.sh copies munged's pid file into run/ only when it started munged itself
