@@ -5,9 +5,11 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "helpers.h"
 #include "files/fastjson.h"
+#include "files/summary.h"
 #include "project/project.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -989,4 +991,42 @@ Test(project, gpu_figures_read_alike_by_both_readers)
 		cr_expect_eq(fast.v[UM_F_PEAK_GPU_DEVICE_MAX_BYTES].i, 9);
 		cr_expect_eq(fast.v[UM_F_GPU_DEVICES].i, 2);
 	}
+}
+
+/*
+ * The projection's percentiles select (project_time.c) where the summary's sort: the same
+ * figure, bit for bit, on inputs of many repeats, sorted, reversed and spread, at every
+ * percentile the projection asks and the ends; the input keeps its order.
+ */
+Test(project, percentile_by_selection_is_the_sorted_one)
+{
+	const double qs[] = { 0, 10, 50, 90, 99.9, 100 };
+	const size_t n = 20011;
+	double *v = malloc(n * sizeof(*v)), *sorted = malloc(n * sizeof(*sorted));
+	uint64_t state = 11;
+
+	cr_assert(v && sorted);
+	for (int shape = 0; shape < 4; shape++) {
+		for (size_t i = 0; i < n; i++) {
+			state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+			v[i] = shape == 0   ? (double)(state % 5)		/* many repeats */
+			       : shape == 1 ? (double)i * 0.25		/* sorted */
+			       : shape == 2 ? (double)(n - i) * 1e6	/* reversed */
+					    : (double)(state >> 11) / 9.0; /* spread */
+		}
+		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+			double want, got;
+
+			memcpy(sorted, v, n * sizeof(*v));
+			want = um_percentile(sorted, n, qs[k]);
+			got = um_percentile_of(v, n, qs[k]);
+			cr_expect_eq(got, want, "shape %d, q %g: %.17g, sorted %.17g", shape, qs[k],
+				     got, want);
+		}
+		if (shape == 1)
+			for (size_t i = 1; i < n; i++)
+				cr_assert(v[i - 1] < v[i], "the input was moved at %zu", i);
+	}
+	free(v);
+	free(sorted);
 }
