@@ -56,18 +56,22 @@ static int dir_len(const char *dir)
 	return (int)n;
 }
 
-/* Whether dir holds the manifest of a stream's task: x.units.jsonl -> x.json */
-static bool has_manifest(const char *dir, const char *stream)
+/* The manifest beside a stream, x.units.jsonl -> x.json, in buf: false where it does not fit. */
+static bool manifest_beside(const char *stream, char *buf, size_t len)
 {
-	size_t stem = strlen(stream) - strlen(STREAM_SUFFIX);
+	int stem = (int)(strlen(stream) - strlen(STREAM_SUFFIX));
+
+	return snprintf(buf, len, "%.*s%s", stem, stream, MANIFEST_SUFFIX) < (int)len;
+}
+
+/* Whether a stream's manifest lies beside it */
+static bool has_manifest(const char *stream)
+{
 	char path[4096];
 	struct stat st;
 
-	if (snprintf(path, sizeof(path), "%.*s/%.*s%s", dir_len(dir), dir, (int)stem, stream,
-		     MANIFEST_SUFFIX) >=
-	    (int)sizeof(path))
-		return false;
-	return !stat(path, &st) && S_ISREG(st.st_mode);
+	return manifest_beside(stream, path, sizeof(path)) && !stat(path, &st) &&
+	       S_ISREG(st.st_mode);
 }
 
 static int add_dir(struct name_list *l, const char *dir, char *err, size_t errlen)
@@ -87,11 +91,13 @@ static int add_dir(struct name_list *l, const char *dir, char *err, size_t errle
 
 		if (e->d_name[0] == '.' || !(stream || ends_with(e->d_name, MANIFEST_SUFFIX)))
 			continue;
-		if (stream && has_manifest(dir, e->d_name))
-			continue;
 		/* unitmeter-out/ as the shell completes it: one slash, not two */
 		if (asprintf(&path, "%.*s/%s", dir_len(dir), dir, e->d_name) < 0)
 			path = NULL;
+		if (path && stream && has_manifest(path)) {
+			free(path);
+			continue;
+		}
 		rc = add_name(&found, path);
 	}
 	closedir(d);
@@ -120,19 +126,8 @@ static int add_dir(struct name_list *l, const char *dir, char *err, size_t errle
 struct file_id {
 	dev_t dev;
 	ino_t ino;
-	size_t name; /* its first place in the list */
+	size_t name; /* its place in the list */
 };
-
-static int by_file_then_place(const void *a, const void *b)
-{
-	const struct file_id *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return (x->name > y->name) - (x->name < y->name);
-}
 
 static int by_file(const void *a, const void *b)
 {
@@ -143,23 +138,24 @@ static int by_file(const void *a, const void *b)
 	return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
-/* The first place in the list of the file at path, among ids (sorted): -1 where none is. */
-static long first_place(const struct file_id *ids, size_t n, const char *path)
+static int by_file_then_place(const void *a, const void *b)
 {
-	struct file_id key = { 0 };
-	const struct file_id *hit;
+	const struct file_id *x = a, *y = b;
+	int file = by_file(a, b);
+
+	return file ? file : (x->name > y->name) - (x->name < y->name);
+}
+
+/* Whether the file at path is among ids (sorted by file) */
+static bool listed(const struct file_id *ids, size_t n, const char *path)
+{
 	struct stat st;
+	struct file_id key;
 
 	if (stat(path, &st))
-		return -1; /* left for the reader to refuse, by its name */
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	hit = bsearch(&key, ids, n, sizeof(*ids), by_file);
-	if (!hit)
-		return -1;
-	while (hit > ids && !by_file(hit - 1, &key))
-		hit--;
-	return (long)hit->name;
+		return false;
+	key = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	return bsearch(&key, ids, n, sizeof(*ids), by_file);
 }
 
 /*
@@ -170,11 +166,16 @@ static long first_place(const struct file_id *ids, size_t n, const char *path)
 static int drop_repeats(struct name_list *l)
 {
 	struct file_id *ids = calloc(l->n ? l->n : 1, sizeof(*ids));
+	bool *repeat = calloc(l->n ? l->n : 1, sizeof(*repeat));
 	size_t n_ids = 0, kept = 0;
 	int dropped = 0;
 
-	if (!ids)
+	if (!ids || !repeat) {
+		free(ids);
+		free(repeat);
 		return -1;
+	}
+	/* a name stat refuses is left for the reader to refuse, by its name */
 	for (size_t i = 0; i < l->n; i++) {
 		struct stat st;
 
@@ -182,23 +183,15 @@ static int drop_repeats(struct name_list *l)
 			ids[n_ids++] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino, .name = i };
 	}
 	qsort(ids, n_ids, sizeof(*ids), by_file_then_place);
+	for (size_t k = 1; k < n_ids; k++) /* a file's names after its first */
+		repeat[ids[k].name] = !by_file(&ids[k - 1], &ids[k]);
 	for (size_t i = 0; i < l->n; i++) {
-		long first = first_place(ids, n_ids, l->at[i]);
-		bool repeat = first >= 0 && (size_t)first < i;
+		char manifest[4096];
 
-		if (!repeat && ends_with(l->at[i], STREAM_SUFFIX)) {
-			char *manifest;
-
-			if (asprintf(&manifest, "%.*s%s",
-				     (int)(strlen(l->at[i]) - strlen(STREAM_SUFFIX)), l->at[i],
-				     MANIFEST_SUFFIX) < 0) {
-				free(ids);
-				return -1;
-			}
-			repeat = first_place(ids, n_ids, manifest) >= 0;
-			free(manifest);
-		}
-		if (repeat) {
+		if (!repeat[i] && ends_with(l->at[i], STREAM_SUFFIX) &&
+		    manifest_beside(l->at[i], manifest, sizeof(manifest)))
+			repeat[i] = listed(ids, n_ids, manifest);
+		if (repeat[i]) {
 			free(l->at[i]);
 			dropped++;
 		} else {
@@ -207,6 +200,7 @@ static int drop_repeats(struct name_list *l)
 	}
 	l->n = kept;
 	free(ids);
+	free(repeat);
 	return dropped;
 }
 
