@@ -82,7 +82,7 @@ static long charge_watcher_raise(__u64 watcher, void *arg)
 static __always_inline void charge_raise_locked(__u64 bytes)
 {
 	peak_raise(&group_peak_charge_bytes, bytes);
-	timeline_note_locked(1, bytes);
+	timeline_note_charge_locked(bytes);
 	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &bytes);
 }
 
@@ -101,22 +101,50 @@ static long claim_one_watcher(__u64 i, void *arg)
 	return 1;
 }
 
-__noinline __u64 charge_sample(__u32 lock_needed)
+/*
+ * The counter now, and whether it moved since the last read (then it is kept as seen). Most reads
+ * find it as it was: the kernel charges 64 pages at a time.
+ */
+static __always_inline bool charge_read_moved(__u64 *bytes)
 {
-	__u64 memcg = charge_memcg, bytes;
-	bool held;
+	__u64 memcg = charge_memcg;
 
 	/* attach: the target may never exec; it is learned at its first read */
-	if (!memcg && !(memcg = charge_learn_current()))
-		return 0;
-	bytes = charge_counter_bytes(memcg, false);
-	/* most reads find it as it was: the kernel charges 64 pages at a time */
-	if (bytes == charge_seen_bytes)
+	if (!memcg && !(memcg = charge_learn_current())) {
+		*bytes = 0;
+		return false;
+	}
+	*bytes = charge_counter_bytes(memcg, false);
+	if (*bytes == charge_seen_bytes)
+		return false;
+	charge_seen_bytes = *bytes;
+	return true;
+}
+
+/*
+ * Two functions, not one with a "lock needed" flag: where um_lock() is compiled out the flag is
+ * dead, and clang (from 15 on) passes an undefined register for a global function's dead
+ * argument, which the verifier refuses (R1 is not a scalar).
+ */
+__noinline __u64 charge_sample(void)
+{
+	__u64 bytes;
+	bool held;
+
+	if (!charge_read_moved(&bytes))
 		return bytes;
-	charge_seen_bytes = bytes;
-	held = lock_needed ? um_lock() : false;
+	held = um_lock();
 	charge_raise_locked(bytes);
 	um_unlock(held);
+	return bytes;
+}
+
+__noinline __u64 charge_sample_locked(void)
+{
+	__u64 bytes;
+
+	if (charge_read_moved(&bytes))
+		charge_raise_locked(bytes);
 	return bytes;
 }
 
@@ -144,7 +172,7 @@ __noinline int charge_unit_open_locked(__u64 id)
 		unit->peak_charge_bytes = UM_CHARGE_UNKNOWN;
 		return 0;
 	}
-	bytes = charge_sample(0);
+	bytes = charge_sample_locked();
 	unit->start_charge_bytes = bytes;
 	unit->peak_charge_bytes = bytes;
 	unit->start_charge_watermark = charge_watermark_read();
@@ -171,7 +199,7 @@ __noinline __u64 charge_unit_close_locked(__u64 id)
 
 	if (!unit || unit->start_charge_bytes == UM_CHARGE_UNKNOWN)
 		return UM_CHARGE_UNKNOWN;
-	charge_sample(0);
+	charge_sample_locked();
 	/* the kernel's high-water mark rose inside the window: the window held that value */
 	mark = charge_watermark_read();
 	if (mark > unit->start_charge_watermark)
@@ -192,6 +220,6 @@ int handle_page_cache_add(void *ctx)
 	/* the marks may be off (trust_marks 0): then only a threads entry says tracked */
 	if (!trust_marks && !bpf_map_lookup_elem(&threads, &(__u32){ (__u32)bpf_get_current_pid_tgid() }))
 		return 0;
-	charge_sample(1);
+	charge_sample();
 	return 0;
 }

@@ -40,10 +40,11 @@ extern __u32 charge_watchers_used;
 /* Learn the memcg from the current task (tracked) if not known yet; 0: not (yet) known. */
 extern __u64 charge_learn_current(void);
 /*
- * Read the charge and raise the peaks that watch it; returns it. The lock (baseline) is taken
- * only when the value moved, and only when the caller does not hold it (lock_needed).
+ * Read the charge and raise the peaks that watch it; returns it. charge_sample takes the lock
+ * (baseline) only when the value moved; charge_sample_locked is called with it held.
  */
-extern __u64 charge_sample(__u32 lock_needed);
+extern __u64 charge_sample(void);
+extern __u64 charge_sample_locked(void);
 /* The kernel's watermark now, kept as the last seen (the run's figure at the end). */
 extern __u64 charge_watermark_read(void);
 /* A unit opens (its id in place): its charge so far, and a watcher for its window. */

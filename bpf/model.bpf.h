@@ -66,7 +66,7 @@ static __always_inline void rss_apply_locked(struct um_mm *mm, __s64 delta)
 	__s64 group = um_fetch_add(&group_rss_bytes, delta) + delta;
 
 	peak_raise(&group_peak_rss_bytes, group);
-	timeline_note_locked(0, group > 0 ? group : 0);
+	timeline_note_rss_locked(group > 0 ? group : 0);
 	unit_rss_apply_locked(mm->units[0], delta);
 	unit_rss_apply_locked(mm->units[1], delta);
 }

@@ -94,7 +94,7 @@ static __always_inline int fault_done(void)
 	task = bpf_get_current_task();
 	thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(), (__u64)CURRENT_READ(mm));
 	/* the fault's pages were charged before the thread's cache took them */
-	charge_sample(1);
+	charge_sample();
 #endif
 	return 0;
 }
@@ -313,7 +313,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 		else
 			mm_member_sync(mm, kmm, member);
 		/* a page mapped by the group was charged before it was counted */
-		charge_sample(0);
+		charge_sample_locked();
 	}
 	um_unlock(held);
 	return 0;

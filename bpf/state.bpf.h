@@ -115,10 +115,11 @@ extern struct um_timeline_bucket timeline[UM_TIMELINE_SLOTS];
 extern __u64 timeline_start_ns;
 extern __u64 timeline_overruns;
 /*
- * A value of the group's RSS (charge 0) or memory charge (charge 1), into the timeline's bucket
- * of this instant (timeline.bpf.c).
+ * A value of the group's RSS or of its memory charge, into the timeline's bucket of this instant
+ * (timeline.bpf.c): one function each, no mode flag (see charge_sample).
  */
-extern int timeline_note_locked(__u32 charge, __u64 bytes);
+extern int timeline_note_rss_locked(__u64 bytes);
+extern int timeline_note_charge_locked(__u64 bytes);
 /* possible CPUs: the bound of every loop over them (set by the loader) */
 extern const volatile __u32 nr_possible_cpus;
 /*

@@ -42,14 +42,14 @@ static __always_inline __u64 timeline_index(__u64 start)
 	return c->index;
 }
 
-__noinline int timeline_note_locked(__u32 charge, __u64 bytes)
+/* The bucket of this instant, claimed; NULL: the timeline is off, or this bucket is a gap. */
+static __always_inline struct um_timeline_bucket *timeline_bucket_now(void)
 {
 	__u64 start = timeline_start_ns, index, seen;
 	struct um_timeline_bucket *b;
-	struct um_timeline_range *r;
 
 	if (!start)
-		return 0;
+		return NULL;
 	index = timeline_index(start);
 	b = &timeline[index & (UM_TIMELINE_SLOTS - 1)];
 	seen = b->index;
@@ -57,12 +57,33 @@ __noinline int timeline_note_locked(__u32 charge, __u64 bytes)
 		/* taken by another CPU meanwhile: ours too; still unread from a ring ago: a gap */
 		if (seen || ((seen = um_cas(&b->index, 0, index)) && seen != index)) {
 			__sync_fetch_and_add(&timeline_overruns, 1);
-			return 0;
+			return NULL;
 		}
 	}
-	r = charge ? &b->charge : &b->rss;
+	return b;
+}
+
+static __always_inline void timeline_range_raise(struct um_timeline_range *r, __u64 bytes)
+{
 	raise_to(&r->max_bytes, bytes);
 	raise_to(&r->min_complement, ~bytes);
 	r->last_bytes = bytes;
+}
+
+__noinline int timeline_note_rss_locked(__u64 bytes)
+{
+	struct um_timeline_bucket *b = timeline_bucket_now();
+
+	if (b)
+		timeline_range_raise(&b->rss, bytes);
+	return 0;
+}
+
+__noinline int timeline_note_charge_locked(__u64 bytes)
+{
+	struct um_timeline_bucket *b = timeline_bucket_now();
+
+	if (b)
+		timeline_range_raise(&b->charge, bytes);
 	return 0;
 }
