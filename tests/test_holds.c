@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "helpers.h"
 
-#define PYTHON "/usr/bin/python3.11"
+#define PYTHON "/usr/bin/python3"
 
 static void holds_init(void)
 {

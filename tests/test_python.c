@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * python: units on real interpreters: Debian's /usr/bin/python3.11 (numpy, scikit-learn, joblib)
+ * python: units on real interpreters: Debian's /usr/bin/python3 (numpy, scikit-learn, joblib)
  * and the pyenv builds 3.12 and 3.13 when present. Truths come from the scripts themselves: the
  * sizes they allocate, the calls they count, their worker pids and time.thread_time().
  */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "helpers.h"
 
-#define DEBIAN_PYTHON "/usr/bin/python3.11"
+#define DEBIAN_PYTHON "/usr/bin/python3"
 
 TestSuite(python, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 

@@ -414,7 +414,7 @@ static char *pool_projection(const char *py_units)
 	 */
 	cr_assert_eq(sh("setsid --wait sh -c 'echo -20 >/proc/self/autogroup 2>/dev/null; "
 			"exec nice -n -20 \"$@\"' sh %s run -q --unit python:pool_fit -o %s -- "
-			"/usr/bin/python3.11 %s --mode pool --start executor --units %d "
+			"/usr/bin/python3 %s --mode pool --start executor --units %d "
 			">%s/pool-calib.out 2>&1", unitmeter_bin(), calib, py_units,
 			POOL_CALIB_UNITS, top), 0,
 		     "pool calibration failed; see %s/pool-calib.out", top);
@@ -974,7 +974,7 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_l
 		   "#!/bin/bash\n#SBATCH --job-name=um-python\n#SBATCH --time=1\n#SBATCH --mem=%dM\n"
 		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/python.out\n"
 		   "#SBATCH --unitmeter=python:fit_gfmm\n#SBATCH --unitmeter-out=%s/python-um\n"
-		   "/usr/bin/python3.11 %s/bin/py_units.py --mode alloc --sizes 16,32,8\n",
+		   "/usr/bin/python3 %s/bin/py_units.py --mode alloc --sizes 16,32,8\n",
 		   SMALL_MEM_MIB * 4, out_dir, out_dir, out_dir, top);
 
 	/* g. (last, so it starts once the node has two free cores) the pool, as an array of
@@ -983,7 +983,7 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_l
 		   "%s#SBATCH --job-name=um-pool\n#SBATCH --chdir=%s\n"
 		   "#SBATCH --output=%s/pool-%%A_%%a.out\n#SBATCH --unitmeter=python:pool_fit\n"
 		   "#SBATCH --unitmeter-out=%s/pool-um\n"
-		   "/usr/bin/python3.11 %s/bin/py_units.py --mode pool --start executor "
+		   "/usr/bin/python3 %s/bin/py_units.py --mode pool --start executor "
 		   "--units %d\n",
 		   pool_header, out_dir, out_dir, out_dir, top, POOL_TASK_UNITS);
 
@@ -1156,7 +1156,7 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_l
 		manifest_json = json_load_file(path, 0, NULL);
 		cr_assert_not_null(manifest_json, "%s is not JSON", path);
 		{
-			char *version = sh_out(&status, "/usr/bin/python3.11 -c "
+			char *version = sh_out(&status, "/usr/bin/python3 -c "
 					       "'import platform; print(platform.python_version())'");
 
 			version[strcspn(version, "\n")] = '\0';

@@ -107,7 +107,7 @@ expect 'unitmeter run --unit python:f^ -- python3 fit.py' fit fold '!inner' '!Mo
 expect 'unitmeter run --unit python:Model.^ -- python3 fit.py' Model.fit Model.Inner.fit_async
 expect 'unitmeter run --unit py^ -- python3 fit.py' python:
 # attach: the symbols of /proc/PID/exe
-/usr/bin/python3.11 -c 'import time; time.sleep(60)' &
+/usr/bin/python3 -c 'import time; time.sleep(60)' &
 sleeper=$!
 expect "unitmeter attach -p $sleeper --unit Py_Initiali" Py_Initialize
 # the command after "--", and its files

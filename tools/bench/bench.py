@@ -34,7 +34,7 @@ PYUNITS = os.path.join(TOP, "tools", "workloads", "python", "py_units.py")
 PEER_BT = os.path.join(TOP, "tools", "bench", "peer.bt")
 SEED = os.path.join(TOP, "tools", "bench", "seed_poll.py")
 SEED_INPROC = os.path.join(TOP, "tools", "bench", "seed_inproc.py")
-PYTHON = "/usr/bin/python3.11"
+PYTHON = "/usr/bin/python3"
 MIB = 1024.0 * 1024.0
 
 failures = []

@@ -32,7 +32,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 UNITMETER = os.environ.get("UNITMETER") or os.path.join(TOP, ".output", "unitmeter")
 WORKLOAD_DIR = os.environ.get("WORKLOADS") or os.path.join(TOP, ".output", "workloads")
 FITS = os.path.join(TOP, "tools", "workloads", "python", "fits.py")
-PYTHON = "/usr/bin/python3.11"
+PYTHON = "/usr/bin/python3"
 MIB = 1024 * 1024
 CALIBRATION_LIMIT_S = 600  # a calibration of a few units that runs longer than this is hung
 

@@ -5,7 +5,7 @@ measures every fit without a line of this file knowing about it. The fits differ
 takes a short-lived 128 MiB scratch array (a spike a 50 ms poller misses); the last four run in a
 pool of two worker processes, so each worker's fits are units of that worker.
 
-Runs on Debian's /usr/bin/python3.11 with python3-sklearn. Prints one JSON line per fit.
+Runs on Debian's /usr/bin/python3 with python3-sklearn. Prints one JSON line per fit.
 """
 
 import json

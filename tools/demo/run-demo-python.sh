@@ -8,9 +8,9 @@ out=${DEMO_OUT:-demo-output}
 mkdir -p "$out"
 [ -n "${SUDO_UID:-}" ] && chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$out"
 
-echo "== unitmeter run --unit python:fit_gfmm -- /usr/bin/python3.11 fit_gmm.py"
+echo "== unitmeter run --unit python:fit_gfmm -- /usr/bin/python3 fit_gmm.py"
 "$unitmeter" run -q --unit python:fit_gfmm -o "$out/demo-python.json" -- \
-	/usr/bin/python3.11 "$script" "$out/gmm" >/dev/null
+	/usr/bin/python3 "$script" "$out/gmm" >/dev/null
 echo
 echo "manifest:     $out/demo-python.json   (per_process shows which worker ran which fits)"
 echo "units stream: $out/demo-python.units.jsonl"

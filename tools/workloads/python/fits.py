@@ -1,5 +1,5 @@
 """The Python tasks of the "projection holds" check (tools/bench/project_holds.py): scikit-learn
-fits, each one call of fit() (the unit, spec python:fit), run with Debian's python3.11.
+fits, each one call of fit() (the unit, spec python:fit), run with the distribution's python3.
 
   --mode serial --units N           one process: the data load, then N fits
   --mode pool --units N [--workers 2] [--mixed]
