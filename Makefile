@@ -389,9 +389,13 @@ deb-vmtest: deb vm-deps
 	$(MAKE) ARCH=$(DEB_KARCH) $(DEB_DEMO)
 	@tests/install/test-deb-guest.sh $(DEB_OUT) $(DEB_ARCH) $(DEB_DEMO) $(DEB_VMTEST_RELEASE)
 
-# --- install what the build and the tests need (Debian 12), then mount tracefs -------------
-DEB_PACKAGES := clang libclang-rt-14-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev libsimdjson-dev xxd \
-	libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
+# --- install what the build and the tests need (Debian 12 and 13), then mount tracefs -------
+# Packages by what they are, never by a version one release alone has: clang, llvm and
+# libclang-rt-dev are the release's default LLVM (14 on Debian 12, 19 on 13; the compiler-rt of
+# that clang: the sanitizers and libFuzzer), gcc and g++ the C compiler and the one C++ file's
+# (user/files/fastjson.cc), python3 the release's Python (3.11, 3.13).
+DEB_PACKAGES := gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+	libsimdjson-dev xxd libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
 	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
 
 .PHONY: deps tracefs
