@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +215,109 @@ static int check_interpreter(struct python_units *pu, const char *command_path,
 	return 0;
 }
 
+/* Whether uid/gid (the command's user) can read path: asked as that user, in a child. */
+static bool readable_by(const char *path, uid_t uid, gid_t gid)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		if (setgroups(0, NULL) || (gid != getgid() && setgid(gid)) ||
+		    (uid != getuid() && setuid(uid)))
+			_exit(2);
+		_exit(access(path, R_OK) ? 1 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, err = 0;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		err = -errno;
+		close(in);
+		return err;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			err = -EIO;
+			break;
+		}
+	if (n < 0)
+		err = -errno;
+	close(in);
+	if (close(out) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * The command runs as a user who cannot read the marker library or the bootstrap where they are
+ * (a build tree in root's 0700 home, a job's user under SLURM): a copy of both, readable by all
+ * and writable by none but root (so no __pycache__ is left in it), for the run's length. Without
+ * it the interpreter would skip the bootstrap in silence and the run would see no unit.
+ */
+static int share_support_files(struct python_units *pu, uid_t uid, gid_t gid, char *why,
+			       size_t whylen)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (geteuid() != 0 || uid == 0 ||
+	    (readable_by(pu->marker_lib, uid, gid) && readable_by(pu->boot_dir, uid, gid) &&
+	     snprintf(from, sizeof(from), "%s/sitecustomize.py", pu->boot_dir) > 0 &&
+	     readable_by(from, uid, gid)))
+		return 0;
+	snprintf(pu->shared_dir, sizeof(pu->shared_dir), "/tmp/unitmeter-boot-XXXXXX");
+	if (!mkdtemp(pu->shared_dir) || chmod(pu->shared_dir, 0755)) {
+		err = -errno;
+		snprintf(why, whylen, "cannot share the Python bootstrap with uid %u in /tmp: %s", uid,
+			 strerror(errno));
+		return err;
+	}
+	d = opendir(pu->boot_dir);
+	while (d && !err && (de = readdir(d))) {
+		if (!strstr(de->d_name, ".py") || strchr(de->d_name, '/'))
+			continue;
+		if (snprintf(from, sizeof(from), "%s/%s", pu->boot_dir, de->d_name) >= (int)sizeof(from) ||
+		    snprintf(to, sizeof(to), "%s/%s", pu->shared_dir, de->d_name) >= (int)sizeof(to))
+			err = -ENAMETOOLONG;
+		else
+			err = copy_file(from, to);
+	}
+	if (d)
+		closedir(d);
+	else
+		err = -errno;
+	if (!err) {
+		snprintf(to, sizeof(to), "%s/libunitmeter_marker.so", pu->shared_dir);
+		err = copy_file(pu->marker_lib, to);
+	}
+	if (err) {
+		snprintf(why, whylen, "cannot copy the Python bootstrap into %s for uid %u: %s",
+			 pu->shared_dir, uid, strerror(-err));
+		return err;
+	}
+	um_info("uid %u cannot read %s: the bootstrap and the marker library are served from %s",
+		uid, pu->boot_dir, pu->shared_dir);
+	snprintf(pu->boot_dir, sizeof(pu->boot_dir), "%s", pu->shared_dir);
+	snprintf(pu->marker_lib, sizeof(pu->marker_lib), "%s", to);
+	return 0;
+}
+
 int python_units__prepare(struct python_units *pu, const struct unit_spec *specs, size_t n,
 			  const char *command_path, char *const argv[], uid_t uid, gid_t gid,
 			  char *why, size_t whylen)
@@ -229,6 +334,9 @@ int python_units__prepare(struct python_units *pu, const struct unit_spec *specs
 		if (err)
 			return err;
 	}
+	err = share_support_files(pu, uid, gid, why, whylen);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++)
 		if (specs[i].python)
 			cap += 16 + strlen(specs[i].qualname) + (specs[i].module ? strlen(specs[i].module) : 0);
@@ -333,21 +441,28 @@ json_t *python_units__facts(const struct python_units *pu)
 	return facts;
 }
 
+/* A directory of plain files this run made (its name "" when none), removed; the name cleared. */
+static void remove_flat_dir(char *dir)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (!dir[0])
+		return;
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	dir[0] = '\0';
+}
+
 void python_units__cleanup(struct python_units *pu)
 {
-	if (pu->facts_dir[0]) {
-		DIR *d = opendir(pu->facts_dir);
-		struct dirent *de;
-
-		while (d && (de = readdir(d))) {
-			if (de->d_name[0] != '.')
-				unlinkat(dirfd(d), de->d_name, 0);
-		}
-		if (d)
-			closedir(d);
-		rmdir(pu->facts_dir);
-		pu->facts_dir[0] = '\0';
-	}
+	remove_flat_dir(pu->facts_dir);
+	remove_flat_dir(pu->shared_dir);
 	free(pu->specs_env);
 	pu->specs_env = NULL;
 }

@@ -19,6 +19,7 @@ struct python_units {
 	char marker_lib[4096];
 	char boot_dir[4096];
 	char facts_dir[64];
+	char shared_dir[64]; /* a copy of the two above for a user who cannot read them; "" when none */
 	char *specs_env; /* "0=fit;2=pkg:Model.fit" */
 	char interpreter_version[32];
 };
