@@ -537,3 +537,119 @@ Test(gpu, project_and_report_of_a_gpu_run)
 	}
 	um_result_free(&r);
 }
+
+/*
+ * The NVIDIA driver's own libraries (Debian's non-free libcuda1 and libnvidia-ml1 of this
+ * release, downloaded and unpacked by tools/workloads/gpu/nvidia-libs.sh, never installed): the
+ * folder for arch, or the test is skipped with the script's reason (no mirror, no non-free).
+ */
+static const char *real_driver_libs(const char *arch)
+{
+	static __thread char dir[512];
+	char cmd[1024], why[512] = "";
+	const char *tools = getenv("TOOLS");
+	FILE *p;
+	int status;
+
+	if (!tools)
+		cr_skip_test("TOOLS is not set (make test sets it): the driver's packages are not fetched");
+	snprintf(cmd, sizeof(cmd), "%s/workloads/gpu/nvidia-libs.sh %s 2>&1", tools, arch);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s", cmd);
+	if (!fgets(dir, sizeof(dir), p))
+		dir[0] = '\0';
+	while (fgets(why, sizeof(why), p))
+		;
+	status = pclose(p);
+	dir[strcspn(dir, "\n")] = '\0';
+	if (status != 0)
+		cr_skip_test("the NVIDIA driver's libraries (%s) could not be had: %s", arch, dir);
+	return dir;
+}
+
+/* In unitmeter's process before its exec: the real driver's folder first. */
+static char real_driver_dir[512];
+static void with_real_driver(void)
+{
+	setenv("LD_LIBRARY_PATH", real_driver_dir, 1);
+}
+
+/*
+ * Every entry point gpu_probes.c names (17) resolves and attaches in the real libcuda.so.1 of
+ * both architectures (the symbol lookup is the same code for either file; a probe on a file no
+ * process maps is not decoded until one does).
+ */
+Test(gpu, real_driver_every_entry_point_attaches)
+{
+	static const char *const arches[] = { "amd64", "arm64" };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *args[] = { "run", "-v", "--", "/bin/true", NULL };
+		char expected[700];
+		struct um_result r;
+
+		snprintf(real_driver_dir, sizeof(real_driver_dir), "%s", real_driver_libs(arches[i]));
+		um_run_with(&r, true, args, with_real_driver);
+		cr_assert_eq(r.status, 0, "%s: status %d: %s", arches[i], r.status, r.err);
+		snprintf(expected, sizeof(expected), "device memory: 17 entry points probed in %s/libcuda.so.1",
+			 real_driver_dir);
+		cr_expect_not_null(strstr(r.err, expected), "%s: %s", arches[i], r.err);
+		um_result_free(&r);
+	}
+}
+
+/*
+ * The real driver on a machine with no GPU: cuInit refuses (no device), and the unit's three
+ * probed calls (the primary context, an allocation, a free) fail: each is counted as called and
+ * as failed, no byte is held, run.gpu says why, and the real NVML's refusal is named.
+ */
+Test(gpu, real_driver_without_a_device_counts_the_refused_calls)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("gpu_driver_late"),
+			       "nodevice", NULL };
+	struct um_result r;
+	json_t *run, *gpu, *unit;
+	char library[600];
+	const char *nvml, *reason;
+	void *real_nvml;
+
+	snprintf(real_driver_dir, sizeof(real_driver_dir), "%s", real_driver_libs("amd64"));
+	/* a machine with a driver loaded would allocate: this test is for one without */
+	if (access("/proc/driver/nvidia/version", F_OK) == 0)
+		cr_skip_test("this machine has the NVIDIA driver loaded");
+	um_run_with(&r, true, args, with_real_driver);
+	cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "no truth: %s", r.err);
+	cr_expect_neq(jnum(r.truth, "init"), 0, "cuInit succeeded without a GPU");
+	cr_expect_neq(jnum(r.truth, "alloc"), 0, "cuMemAlloc_v2 succeeded without a GPU");
+	run = jget(r.manifest, "run");
+	gpu = jget(run, "gpu");
+	snprintf(library, sizeof(library), "%s/libcuda.so.1", real_driver_dir);
+	cr_expect_str_eq(json_string_value(jget(gpu, "library")), library);
+	cr_expect_eq(jnum(gpu, "calls"), 3);
+	cr_expect_eq(jnum(gpu, "failed_calls"), 3);
+	cr_expect_eq(jnum(run, "peak_gpu_bytes"), 0);
+	cr_expect(json_is_null(jget(run, "gpu_context_bytes")));
+	reason = json_string_value(jget(gpu, "reason"));
+	cr_expect(reason && strstr(reason, "every probed call to the CUDA driver failed"), "%s",
+		  reason ? reason : "(null)");
+	nvml = json_string_value(jget(gpu, "nvml"));
+	cr_expect(nvml && strstr(nvml, "the NVIDIA driver is not loaded") &&
+			  strstr(nvml, "(NVML error 9)"),
+		  "%s", nvml ? nvml : "(null)");
+	/* the unit's scope made no call that held anything: its figures are null, as a CPU unit's */
+	unit = json_array_get(jget(r.manifest, "units"), 0);
+	cr_assert_not_null(unit, "no unit: %s", r.err);
+	cr_expect(json_is_null(jget(unit, "peak_gpu_bytes")));
+	cr_expect(json_is_null(jget(unit, "gpu_context_bytes")));
+	/* the process list nvml.c reads (the _v3 call, nvmlProcessInfo_v2_t's 24 bytes) is the
+	 * newest the real library exports */
+	snprintf(library, sizeof(library), "%s/libnvidia-ml.so.1", real_driver_dir);
+	real_nvml = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(real_nvml, "%s", dlerror());
+	cr_expect_not_null(dlsym(real_nvml, "nvmlDeviceGetComputeRunningProcesses_v3"));
+	cr_expect_null(dlsym(real_nvml, "nvmlDeviceGetComputeRunningProcesses_v4"),
+		       "a newer process list than nvml.c reads");
+	dlclose(real_nvml);
+	um_result_free(&r);
+}

@@ -26,15 +26,23 @@ apt_private() {
 	mkdir -p "$state/lists/partial"
 	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	{
+		# non-free: the NVIDIA driver's libraries, downloaded (never installed) by the GPU tests
 		for suite in bullseye bookworm bookworm-updates trixie; do
-			echo "deb [signed-by=$keyring] $main_uri $suite main"
+			echo "deb [signed-by=$keyring] $main_uri $suite main non-free"
 		done
 		if [ -n "$security_uri" ]; then
 			for suite in bullseye-security bookworm-security trixie-security; do
 				echo "deb [signed-by=$keyring] $security_uri $suite main"
 			done
 		fi
-	} >"$state/sources.list"
+	} >"$state/sources.list.new"
+	# lists read for other sources (an older cache) are read again
+	if ! cmp -s "$state/sources.list.new" "$state/sources.list"; then
+		mv "$state/sources.list.new" "$state/sources.list"
+		rm -f "$state/lists/"*_Packages*
+	else
+		rm -f "$state/sources.list.new"
+	fi
 	apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root
 		-o APT::Architectures::=amd64 -o APT::Architectures::="$arch")

@@ -71,10 +71,8 @@ static json_t *by_device(const struct gpu_counters *g)
 
 void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, json_t *run)
 {
-	const char *nvml_note;
+	const char *nvml_note, *reason = NULL, *no_bytes = NULL;
 	bool nvml_read;
-
-	const char *reason = NULL;
 	int known = 0;
 
 	if (!g->library[0])
@@ -97,6 +95,10 @@ void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, j
 				    g->peak_device_bytes[UM_GPU_UNKNOWN_DEVICE] ? json_null() :
 										  json_integer(known));
 		json_object_set_new(run, UM_KEY_PEAK_GPU_BY_DEVICE, by_device(g));
+		/* traced and exact, but 0: the driver refused every call (no GPU, no driver loaded) */
+		if (g->calls && g->failed_calls == g->calls)
+			no_bytes = "every probed call to the CUDA driver failed: no device memory was "
+				   "allocated (no usable GPU, or its driver is not loaded: see nvml)";
 	}
 	if (!nv->loaded)
 		nvml_note = nv->why;
@@ -122,5 +124,5 @@ void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, j
 				      (json_int_t)g->unknown_frees, "figures",
 				      "bytes held through the driver API (API-exact); the context and "
 				      "pools the driver keeps are not in them",
-				      "reason", reason, "nvml", nvml_note));
+				      "reason", reason ? reason : no_bytes, "nvml", nvml_note));
 }

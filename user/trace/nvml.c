@@ -50,6 +50,23 @@ struct nvml {
 	nvml_return (*memory)(nvml_device, struct nvml_memory *);
 };
 
+/* What nvmlInit_v2's refusals mean to a user (nvml.h's nvmlReturn_t), or "". */
+static const char *nvml_error_words(nvml_return rc)
+{
+	switch (rc) {
+	case 4: /* NVML_ERROR_NO_PERMISSION */
+		return ": no permission to the driver's device files";
+	case 9: /* NVML_ERROR_DRIVER_NOT_LOADED */
+		return ": the NVIDIA driver is not loaded (no GPU, or its kernel module is absent)";
+	case 17: /* NVML_ERROR_OPERATING_SYSTEM */
+		return ": the operating system refused";
+	case 18: /* NVML_ERROR_LIB_RM_VERSION_MISMATCH */
+		return ": libnvidia-ml.so.1 and the loaded driver are of different versions";
+	default:
+		return "";
+	}
+}
+
 struct nvml *nvml__open(char *why, size_t len)
 {
 	struct nvml *n = calloc(1, sizeof(*n));
@@ -96,7 +113,7 @@ struct nvml *nvml__open(char *why, size_t len)
 	}
 	rc = init();
 	if (rc != NVML_SUCCESS) {
-		snprintf(why, len, "nvmlInit_v2 failed (NVML error %d)", rc);
+		snprintf(why, len, "nvmlInit_v2 failed%s (NVML error %d)", nvml_error_words(rc), rc);
 		dlclose(n->lib);
 		free(n);
 		return NULL;

@@ -12,7 +12,9 @@
  * 4 MiB not device memory), pitch (1024 x 300), managed (1 MiB, managed 3 MiB apart), fork
  * (1 MiB in the parent and 2 in its child: 3), devices (1 MiB on device 0, 2 on device 1),
  * nocontext (1 MiB of a thread with no current context: device unknown), attach (the plt
- * schedule once unitmeter has attached to the running process: fit_unit's probe is in).
+ * schedule once unitmeter has attached to the running process: fit_unit's probe is in),
+ * nodevice (the NVIDIA driver's real libcuda.so.1 on a machine with no GPU, gpu_driver_late
+ * only: one unit whose context, allocation and free all fail; their codes are printed).
  * Prints {"mode": MODE, "units": N, "ptsz": bool} (ptsz: cuGetProcAddress gave the _ptsz
  * exports under the per-thread-stream flag, as dlsym names them).
  */
@@ -158,6 +160,8 @@ static void *thread_holds(void *arg)
 }
 
 static CUdeviceptr before_unit;
+/* nodevice: cuInit's code, then the unit's three calls' */
+static CUresult nodevice_init_rc, nodevice_rc[3];
 
 /* The unit function the tests trace; one schedule step per call. */
 __attribute__((noinline)) int fit_unit(int step)
@@ -268,6 +272,12 @@ __attribute__((noinline)) int fit_unit(int step)
 	} else if (!strcmp(mode, "nocontext")) {
 		a = alloc(1 * MIB);
 		CHECK(cu.free(a));
+	} else if (!strcmp(mode, "nodevice")) {
+		/* what cudart's first allocation calls: three probed calls, each refused */
+		a = 0;
+		nodevice_rc[0] = cu.ctx_retain(&ctx1, 0);
+		nodevice_rc[1] = cu.alloc(&a, 1 * MIB);
+		nodevice_rc[2] = cu.free(a);
 	}
 	return step;
 }
@@ -333,6 +343,14 @@ int main(int argc, char **argv)
 			bind_procaddr(lib);
 		else
 			bind_dlsym(lib);
+	}
+	if (!strcmp(mode, "nodevice")) {
+		nodevice_init_rc = cu.init(0);
+		fit_unit(0);
+		printf("{\"mode\": \"%s\", \"units\": 1, \"init\": %d, \"ctx_retain\": %d, "
+		       "\"alloc\": %d, \"free\": %d}\n",
+		       mode, nodevice_init_rc, nodevice_rc[0], nodevice_rc[1], nodevice_rc[2]);
+		return 0;
 	}
 	CHECK(cu.init(0));
 	/* as cudart's first call on a thread does: the primary context made current */
