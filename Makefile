@@ -490,6 +490,18 @@ vmtest: vm-deps tracefs
 		DEMO=$(abspath $(DEMO)) FIXTURES=$(abspath tests/fixtures) TEST_BIN=$(abspath $(TEST_BIN)) \
 		tools/vm/vmtest.sh $(VMTEST_CELLS)
 
+# The matrix again with the BPF objects another release's clang builds (CHECK_CLANG: Debian 13's
+# clang 19, which Debian 12 offers beside its 14), the whole build in .output-CHECK_CLANG/: a
+# compiler's change to what the verifier is handed fails here, not on a user's machine. The
+# host's kernel sees the same objects in Debian 13's make test (tools/vm/fresh-root.sh).
+CHECK_CLANG ?= clang-19
+CHECK_CLANG_CELLS ?= 5.10.0-46-amd64:v1 6.1.0-57-amd64:v2
+.PHONY: vmtest-clang
+vmtest-clang: vm-deps tracefs
+	$(call install_missing,$(CHECK_CLANG))
+	$(MAKE) OUTPUT=.output-$(CHECK_CLANG) CLANG=$(CHECK_CLANG) VMTEST_CELLS="$(CHECK_CLANG_CELLS)" \
+		VMTEST_OUT=/var/tmp/unitmeter-vm/results-$(CHECK_CLANG) vmtest
+
 # The SLURM cell: the SLURM suite's limits array (tests/test_slurm.c, h) on a one-node SLURM with
 # CgroupPlugin=cgroup/v2 inside a guest booted with cgroup v2 (slurmd refuses cgroup/v2 on this
 # machine's hybrid v1 layout): the step's cgroup, memory.max as the limit, the tracer's move out
@@ -552,6 +564,6 @@ fuzz: deps $(FUZZ_BINS)
 
 .PHONY: clean
 clean:
-	rm -rf .output .output-san .output-fuzz .output-arm64 .output-san-arm64 unitmeter
+	rm -rf .output .output-san .output-fuzz .output-arm64 .output-san-arm64 .output-clang-* unitmeter
 
 -include $(wildcard $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/bpf/*.d)

@@ -25,7 +25,8 @@ make -C "$copy" -j2 --no-print-directory unitmeter spank >"$scratch/build.log" 2
 
 # 1. DESTDIR, with Debian's directories for this machine's architecture (the copy builds for it)
 stage=$scratch/stage
-multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+# the compiler says it (dpkg-architecture is dpkg-dev's, which make test does not need)
+multiarch=$(gcc -print-multiarch)
 debian_dirs=(PREFIX=/usr SYSCONFDIR=/etc SLURM_PLUGINDIR=/usr/lib/$multiarch/slurm-wlm)
 make -C "$copy" --no-print-directory install DESTDIR="$stage" "${debian_dirs[@]}" >/dev/null
 expected="./etc/slurm/plugstack.conf.d/unitmeter.conf

@@ -49,8 +49,11 @@ mkdir -p /var/cache/unitmeter-vm
 snap=$(mktemp -d /var/cache/unitmeter-vm/build.XXXXXX) || exit 1
 trap 'rm -rf "$snap"' EXIT
 chmod 755 "$snap" # some tests run unitmeter as nobody
-(cd "$top" && cp -a --parents .output/unitmeter .output/libunitmeter_marker.so .output/workloads \
-	.output/demo .output/tests/unitmeter_tests python tests/fixtures tools/workloads "$snap/") || exit 1
+# the build the suite names (.output/, or another: make vmtest OUTPUT=.output-clang-19 CLANG=...)
+build=$(dirname "$UNITMETER")
+build=${build#"$top"/}
+(cd "$top" && cp -a --parents "$build/unitmeter" "$build/libunitmeter_marker.so" "$build/workloads" \
+	"$build/demo" "$build/tests/unitmeter_tests" python tests/fixtures tools/workloads "$snap/") || exit 1
 slurm=${VMTEST_SLURM:-0}
 if [ "$slurm" = 1 ]; then
 	: "${SPANK_PLUGIN:?SPANK_PLUGIN must be set: run make vmtest-slurm}"
@@ -71,9 +74,9 @@ case " $cells " in
 		{ echo "vmtest: arm64 cells need the arm64 build: make ARCH=arm64" >&2; exit 1; }
 	arm64_root=$("$here/guest-root.sh" arm64) || exit 1
 	trap 'rm -rf "$snap" "$arm64_root$snap"' EXIT
-	mkdir -p "$arm64_root$snap/.output"
+	mkdir -p "$arm64_root$snap/$build"
 	(cd "$top/.output-arm64" && cp -a --parents unitmeter libunitmeter_marker.so workloads demo \
-		tests/unitmeter_tests "$arm64_root$snap/.output/") || exit 1
+		tests/unitmeter_tests "$arm64_root$snap/$build/") || exit 1
 	(cd "$top" && cp -a --parents python tests/fixtures tools/workloads "$arm64_root$snap/") ||
 		exit 1
 	chmod 755 "$arm64_root$snap"
