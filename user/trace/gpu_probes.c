@@ -8,109 +8,20 @@
 #include <bpf/libbpf.h>
 #include "common/log.h"
 #include "trace/gpu_probes.h"
+#include "trace/libfind.h"
 #include "unitmeter.skel.h"
 
 #define GPU_LIBRARY "libcuda.so.1"
 
-/* Where the loader looks after LD_LIBRARY_PATH and its cache (ld.so(8), this architecture). */
-static const char *const default_dirs[] = {
-#if defined(__x86_64__)
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-#elif defined(__aarch64__)
-	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-#endif
-	"/lib64", "/usr/lib64", "/lib", "/usr/lib",
-};
-
 /* A toolkit's stubs/libcuda.so only links programs: it has no driver behind it. */
 static bool usable(const char *path)
 {
-	return !strstr(path, "/stubs/") && access(path, R_OK) == 0;
-}
-
-static bool found_in_dir(const char *dir, char *path, size_t len)
-{
-	if (!*dir)
-		dir = "."; /* an empty LD_LIBRARY_PATH entry is the current directory (ld.so(8)) */
-	snprintf(path, len, "%s/%s", dir, GPU_LIBRARY);
-	return usable(path);
-}
-
-static bool found_in_cache(char *path, size_t len)
-{
-	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-	char line[4096];
-	bool found = false;
-
-	if (!p)
-		return false;
-	/* "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1" */
-	while (!found && fgets(line, sizeof(line), p)) {
-		char *arrow = strstr(line, " => ");
-
-		if (!arrow || strncmp(line + strspn(line, " \t"), GPU_LIBRARY " ",
-				      sizeof(GPU_LIBRARY)) != 0)
-			continue;
-		arrow[strcspn(arrow, "\n")] = '\0';
-		snprintf(path, len, "%s", arrow + 4);
-		found = usable(path);
-	}
-	pclose(p);
-	return found;
-}
-
-/* The libcuda.so.1 a running process has mapped, from /proc/PID/maps. */
-static bool found_mapped(pid_t pid, char *path, size_t len)
-{
-	char maps[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/');
-		const char *base;
-
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		base = strrchr(file, '/') + 1;
-		if (strcmp(base, GPU_LIBRARY) == 0) {
-			snprintf(path, len, "/proc/%d/root%s", (int)pid, file);
-			found = usable(path);
-		}
-	}
-	fclose(f);
-	return found;
+	return !strstr(path, "/stubs/");
 }
 
 bool gpu_library_find(pid_t mapped_by, char *path, size_t len)
 {
-	const char *env = getenv("LD_LIBRARY_PATH");
-
-	if (mapped_by > 0 && found_mapped(mapped_by, path, len))
-		return true;
-	if (env) {
-		char *dirs = strdup(env), *save = NULL;
-		bool found = false;
-
-		for (char *dir = dirs ? strtok_r(dirs, ":;", &save) : NULL; dir && !found;
-		     dir = strtok_r(NULL, ":;", &save))
-			found = found_in_dir(dir, path, len);
-		free(dirs);
-		if (found)
-			return true;
-	}
-	if (found_in_cache(path, len))
-		return true;
-	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
-		if (found_in_dir(default_dirs[i], path, len))
-			return true;
-	path[0] = '\0';
-	return false;
+	return library_find(GPU_LIBRARY, mapped_by, usable, path, len, NULL, 0);
 }
 
 enum gpu_entry { ALLOC, MANAGED, PITCH, CREATE, FREE, RELEASE, CTX_RETAIN, CTX_CREATE, CTX_SET };
