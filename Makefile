@@ -396,7 +396,7 @@ deb-vmtest: deb vm-deps
 # (user/files/fastjson.cc), python3 the release's Python (3.11, 3.13).
 DEB_PACKAGES := gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	libsimdjson-dev xxd libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
-	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium
+	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium xz-utils
 
 .PHONY: deps tracefs
 # Install those of the named Debian packages that are missing; nothing when all are there.

@@ -60,9 +60,11 @@ static const char usage_text[] =
 /* The options run and attach share. */
 #define TRACE_OPTIONS                                                                           \
 	{ "unit", 'u', "SPEC", 0,                                                              \
-	  "A unit function: SYMBOL (in the command's executable), PATH:SYMBOL (an executable "  \
-	  "or shared library, also one loaded later with dlopen), or python:[MODULE:]QUALNAME " \
-	  "(a CPython function). Repeatable.", 0 },                                               \
+	  "A unit function: SYMBOL (in the command's executable), LIB:SYMBOL (LIB a path to an " \
+	  "executable or shared library, also one loaded later with dlopen, or a soname such "  \
+	  "as liblzma.so.5, found as the loader finds it), LIB:SYMBOL@VERSION (one version of " \
+	  "a versioned symbol), or python:[MODULE:]QUALNAME (a CPython function). Repeatable.", \
+	  0 },                                                                                   \
 	{ "output", 'o', "FILE", 0, "Run manifest (JSON). Default: unitmeter-run.json", 0 },   \
 	{ "units-jsonl", OPT_UNITS_JSONL, "FILE", 0,                                           \
 	  "Units stream, one JSON object per finished unit, flushed at once. Default: beside " \
@@ -229,7 +231,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		if (o->n_specs == UM_MAX_SPECS)
 			cli_fail(state, "at most %d --unit specs", UM_MAX_SPECS);
 		if (!*arg)
-			cli_fail(state, "--unit needs a SPEC: SYMBOL or PATH:SYMBOL");
+			cli_fail(state, "--unit needs a SPEC: SYMBOL, LIB:SYMBOL or python:QUALNAME");
 		if (strlen(arg) > UM_SPEC_TEXT_MAX)
 			cli_fail(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
 		o->specs[o->n_specs++] = arg;

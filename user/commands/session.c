@@ -160,7 +160,7 @@ static int read_records(struct session *s)
 }
 
 static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
-			   char *const *command, const char *command_path)
+			   pid_t target, char *const *command, const char *command_path)
 {
 	char why[1024];
 	uid_t uid;
@@ -192,7 +192,8 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 			s->n_specs++;
 			continue;
 		}
-		err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, why, sizeof(why));
+		err = unit_spec_resolve(&s->specs[i], o->specs[i], default_exe, target, why,
+					sizeof(why));
 
 		if (err) {
 			um_err("%s", why);
@@ -204,7 +205,8 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 			continue;
 		}
 		s->targets[s->n_targets++] = (struct unit_target){
-			.path = s->specs[i].path, .symbol = s->specs[i].symbol, .cookie = (uint32_t)i,
+			.path = s->specs[i].path, .symbol = s->specs[i].symbol,
+			.offset = s->specs[i].offset, .cookie = (uint32_t)i,
 		};
 	}
 	if (o->lookup_at_exec && s->n_targets == 0) {
@@ -279,7 +281,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 	const char *why;
 	int err;
 
-	err = session_prepare(s, o, root->exe, root->command, l ? root->exe : NULL);
+	err = session_prepare(s, o, root->exe, root->pid, root->command, l ? root->exe : NULL);
 	if (err)
 		return EXIT_UNITMETER;
 	why = tracer_precheck();

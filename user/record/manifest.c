@@ -245,11 +245,11 @@ json_t *run_record__manifest(struct run_record *r)
 		json_array_append_new(specs, sp->python ?
 			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
 				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
-			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
+			json_pack("{s:i, s:s, s:s, s:s?, s:s, s:s?}", "index", (int)i, "spec", sp->text,
 				  "kind", "native",
 				  /* a bare symbol: where --lookup-at-exec found it, if it did */
 				  "path", sp->path ? sp->path : r->trace.found_path[i],
-				  "symbol", sp->symbol));
+				  "symbol", sp->symbol, "version", sp->version));
 	}
 	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
 	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));

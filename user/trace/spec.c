@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "trace/libfind.h"
 #include "trace/spec.h"
 
 #define NEAR_MATCHES 5
@@ -70,10 +71,85 @@ static void near_offer(struct near *near, const char *name, const char *wanted)
 	near->dist[slot] = d;
 }
 
-int elf_check_function(const char *path, const char *name, char *why, size_t whylen)
+/* The names of a shared library's symbol versions, by their index (.gnu.version_d). */
+#define MAX_VERSIONS 256
+struct elf_versions {
+	const char *name[MAX_VERSIONS];
+};
+
+static void versions_read(Elf *elf, struct elf_versions *v)
+{
+	Elf_Scn *scn = NULL;
+
+	memset(v, 0, sizeof(*v));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t off = 0;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_GNU_verdef)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < shdr.sh_info; i++) {
+			GElf_Verdef def;
+			GElf_Verdaux aux;
+
+			if (!gelf_getverdef(data, (int)off, &def) ||
+			    !gelf_getverdaux(data, (int)(off + def.vd_aux), &aux))
+				break;
+			if (def.vd_ndx < MAX_VERSIONS)
+				v->name[def.vd_ndx] = elf_strptr(elf, shdr.sh_link, aux.vda_name);
+			if (!def.vd_next)
+				break;
+			off += def.vd_next;
+		}
+	}
+}
+
+/* A function found under the wanted name: where it is, and which versions name it. */
+struct function_match {
+	uint64_t offset;     /* in the file: what a uprobe is placed at */
+	bool found, several; /* several: another match lies at another offset */
+	uint64_t default_offset; /* the default version's (name@@V): what dlsym(name) gives */
+	bool has_default;
+	char versions[512]; /* "XZ_5.1.2alpha, XZ_5.2.2, XZ_5.2" */
+};
+
+/* Add version to a ", "-separated list unless it is there already. */
+static void version_list_add(char *list, size_t cap, const char *version)
+{
+	size_t used = strlen(list), len = strlen(version);
+
+	for (const char *at = list; (at = strstr(at, version)); at += len)
+		if ((at == list || at[-1] == ' ') && (at[len] == ',' || at[len] == '\0'))
+			return;
+	snprintf(list + used, cap - used, "%s%s", used ? ", " : "", version);
+}
+
+static void match_offer(struct function_match *m, uint64_t offset, const char *version,
+			bool is_default)
+{
+	if (is_default) {
+		m->default_offset = offset;
+		m->has_default = true;
+	}
+	if (m->found && offset != m->offset)
+		m->several = true;
+	if (!m->found)
+		m->offset = offset;
+	m->found = true;
+	if (version)
+		version_list_add(m->versions, sizeof(m->versions), version);
+}
+
+int elf_function_offset(const char *path, const char *name, const char *version, uint64_t *offset,
+			char *why, size_t whylen)
 {
 	struct near near = { 0 };
+	struct function_match match = { 0 };
+	struct elf_versions versions;
 	int fd, err = -ENOENT, nsyms = 0;
+	size_t name_len = strlen(name);
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
 
@@ -93,41 +169,92 @@ int elf_check_function(const char *path, const char *name, char *why, size_t why
 		err = -ENOEXEC;
 		goto out;
 	}
-	while ((scn = elf_nextscn(elf, scn)) && err == -ENOENT) {
+	versions_read(elf, &versions);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data, *versym = NULL;
 		GElf_Shdr shdr;
-		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &shdr) ||
 		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
 			continue;
 		data = elf_getdata(scn, NULL);
+		/* .gnu.version: one entry per .dynsym entry, the index of the symbol's version */
+		if (shdr.sh_type == SHT_DYNSYM) {
+			Elf_Scn *vs = NULL;
+			GElf_Shdr vshdr;
+
+			while ((vs = elf_nextscn(elf, vs)))
+				if (gelf_getshdr(vs, &vshdr) && vshdr.sh_type == SHT_GNU_versym)
+					versym = elf_getdata(vs, NULL);
+		}
 		for (size_t i = 0; data && shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			const char *sname, *sversion = NULL;
+			bool is_default = false;
+			GElf_Shdr home;
+			GElf_Versym vs;
 			GElf_Sym sym;
-			const char *sname;
+			size_t base;
 			int type;
 
-			if (!gelf_getsym(data, i, &sym))
+			if (!gelf_getsym(data, (int)i, &sym))
 				break;
 			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_shndx >= SHN_LORESERVE)
 				continue;
 			sname = elf_strptr(elf, shdr.sh_link, sym.st_name);
 			if (!sname || !*sname)
 				continue;
 			nsyms++;
-			if (strcmp(sname, name) == 0) {
-				err = 0;
-				break;
+			/* .symtab writes a version into the name (name@V, name@@V); .dynsym beside it */
+			base = strcspn(sname, "@");
+			if (sname[base]) {
+				is_default = sname[base + 1] == '@';
+				sversion = sname + base + strspn(sname + base, "@");
+			} else if (versym && gelf_getversym(versym, (int)i, &vs) &&
+				   (vs & 0x7fff) > 1 && (vs & 0x7fff) < MAX_VERSIONS) {
+				/* the hidden bit marks the versions only an old binary binds to */
+				is_default = !(vs & 0x8000);
+				sversion = versions.name[vs & 0x7fff];
 			}
-			near_offer(&near, sname, name);
+			if (base != name_len || strncmp(sname, name, name_len) != 0) {
+				near_offer(&near, sname, name);
+				continue;
+			}
+			if (version && (!sversion || strcmp(sversion, version) != 0)) {
+				/* another version of the name: listed, should none be the one asked */
+				if (sversion)
+					version_list_add(match.versions, sizeof(match.versions), sversion);
+				continue;
+			}
+			/* the file offset of the address: its section's place in the file */
+			if (!gelf_getshdr(elf_getscn(elf, sym.st_shndx), &home))
+				continue;
+			match_offer(&match, sym.st_value - home.sh_addr + home.sh_offset, sversion,
+				    is_default);
 		}
 	}
-	if (err == -ENOENT && nsyms == 0) {
+	if (match.found && match.several && match.has_default) {
+		/* what a program built now calls, as the loader binds an unversioned name */
+		*offset = match.default_offset;
+		err = 0;
+	} else if (match.found && match.several) {
+		snprintf(why, whylen, "%s exports '%s' under several versions at different addresses "
+			 "(%s), none the default: name one, as %s:%s@VERSION", path, name,
+			 match.versions, path, name);
+		err = -ENOTUNIQ;
+	} else if (match.found) {
+		*offset = match.offset;
+		err = 0;
+	} else if (version && match.versions[0]) {
+		snprintf(why, whylen, "%s has no version '%s' of '%s'; it has: %s", path, version, name,
+			 match.versions);
+	} else if (nsyms == 0) {
 		snprintf(why, whylen, "%s has no symbol table (stripped?): unit functions are found by "
 			 "name; rebuild it without -s, or name a library that exports the function",
 			 path);
 		err = -ENODATA;
-	} else if (err == -ENOENT) {
+	} else {
 		int n = snprintf(why, whylen, "%s has no function '%s'; closest:", path, name);
 
 		for (int i = 0; i < NEAR_MATCHES && near.names[i] && n > 0 && (size_t)n < whylen; i++)
@@ -142,39 +269,68 @@ out:
 	return err;
 }
 
+/*
+ * The file of a spec's LIB: a path as it is; a bare name (liblzma.so.5) where the dynamic loader
+ * would find it (libfind.h), else a file of that name in the current directory.
+ */
+static int spec_file(const char *text, const char *file, pid_t mapped_by,
+		     char resolved[PATH_MAX], char *why, size_t whylen)
+{
+	char found[PATH_MAX], tried[1024];
+
+	if (!strchr(file, '/') && library_find(file, mapped_by, NULL, found, sizeof(found), tried,
+					       sizeof(tried)))
+		file = found;
+	else if (!strchr(file, '/') && access(file, F_OK)) {
+		snprintf(why, whylen, "--unit %s: no library %s where the loader looks (%s), nor a file "
+			 "of that name here: give its path, or the soname ldd prints", text, file, tried);
+		return -ENOENT;
+	}
+	if (!realpath(file, resolved)) {
+		int err = -errno;
+
+		snprintf(why, whylen, "--unit %s: cannot find %s: %s", text, file, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 int unit_spec_resolve(struct unit_spec *spec, const char *text, const char *default_exe,
-		      char *why, size_t whylen)
+		      pid_t mapped_by, char *why, size_t whylen)
 {
 	const char *colon = strrchr(text, ':');
-	char resolved[PATH_MAX];
-	const char *file;
+	char resolved[PATH_MAX], *at;
 	int err;
 
 	memset(spec, 0, sizeof(*spec));
 	spec->text = text;
 	if (strncmp(text, "python:", 7) == 0)
 		return python_spec_parse(spec, text + 7, why, whylen);
-	if (colon) {
-		spec->symbol = strdup(colon + 1);
-		file = spec->path = strndup(text, colon - text);
-	} else {
-		spec->symbol = strdup(text);
-		file = default_exe;
+	spec->symbol = strdup(colon ? colon + 1 : text);
+	spec->path = colon ? strndup(text, colon - text) : (default_exe ? strdup(default_exe) : NULL);
+	/* SYMBOL@VERSION: one of a symbol's versions (name@@V, the default, is name@V too) */
+	at = spec->symbol ? strchr(spec->symbol, '@') : NULL;
+	if (at) {
+		*at = '\0';
+		spec->version = strdup(at + 1 + (at[1] == '@'));
 	}
-	if (!spec->symbol || !*spec->symbol || !file || !*file) {
-		snprintf(why, whylen, "--unit '%s' is malformed: write SYMBOL or PATH:SYMBOL", text);
+	if (!spec->symbol || !*spec->symbol || !spec->path || !*spec->path ||
+	    (at && (!spec->version || !*spec->version))) {
+		snprintf(why, whylen, "--unit '%s' is malformed: write SYMBOL, LIB:SYMBOL or "
+			 "LIB:SYMBOL@VERSION (LIB a path, or a soname such as libm.so.6)", text);
 		unit_spec_free(spec);
 		return -EINVAL;
 	}
-	if (!realpath(file, resolved)) {
-		err = -errno;
-		snprintf(why, whylen, "--unit %s: cannot find %s: %s", text, file, strerror(errno));
+	err = spec_file(text, spec->path, colon ? mapped_by : 0, resolved, why, whylen);
+	if (err) {
 		unit_spec_free(spec);
 		return err;
 	}
 	free(spec->path);
 	spec->path = strdup(resolved);
-	err = elf_check_function(spec->path, spec->symbol, why, whylen);
+	err = spec->path ? elf_function_offset(spec->path, spec->symbol, spec->version,
+					       &spec->offset, why, whylen) :
+			   -ENOMEM;
 	if (err)
 		unit_spec_free(spec);
 	return err;
@@ -226,7 +382,8 @@ void unit_spec_free(struct unit_spec *spec)
 	free(spec->symbol);
 	free(spec->module);
 	free(spec->qualname);
-	spec->path = spec->symbol = spec->module = spec->qualname = NULL;
+	free(spec->version);
+	spec->path = spec->symbol = spec->module = spec->qualname = spec->version = NULL;
 }
 
 const char *unit_spec_label(const char *text)

@@ -109,15 +109,16 @@ static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id 
 	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
 	if (n > 0 && bpf_map_lookup_elem(programs_fd, program, &seen) != 0) {
 		for (size_t i = 0; i < t->cfg->n_targets; i++) {
-			const struct unit_target *target = &t->cfg->targets[i];
+			struct unit_target found = t->cfg->targets[i];
 
-			if (target->path || elf_check_function(exe, target->symbol, why, sizeof(why)))
+			if (found.path || elf_function_offset(exe, found.symbol, NULL, &found.offset,
+							      why, sizeof(why)))
 				continue;
-			if (attach_unit_target(t, target, exe))
+			if (attach_unit_target(t, &found, exe))
 				continue;
-			um_info("unit %s found in %s (process %u)", target->symbol, real, pid);
-			if (target->cookie < UM_MAX_SPECS && !t->found_path[target->cookie])
-				t->found_path[target->cookie] = strdup(real);
+			um_info("unit %s found in %s (process %u)", found.symbol, real, pid);
+			if (found.cookie < UM_MAX_SPECS && !t->found_path[found.cookie])
+				t->found_path[found.cookie] = strdup(real);
 		}
 		seen = 1;
 		if (bpf_map_update_elem(programs_fd, program, &seen, BPF_ANY)) {
@@ -531,6 +532,24 @@ static int attach_gpu_probes(struct tracer *t)
 	return 0;
 }
 
+/* What a user can do about a probe the kernel refused. */
+static const char *attach_advice(int err)
+{
+	switch (-err) {
+	case EACCES:
+	case EPERM:
+		return " (unitmeter needs root, or CAP_BPF and CAP_PERFMON; a lockdown kernel refuses "
+		       "probes)";
+	case EINVAL:
+		return " (the kernel refused the place: is the file an executable or library of this "
+		       "machine's architecture, and the name a function, not data?)";
+	case ENOENT:
+		return " (the file or the function is gone: it changed since the spec was checked)";
+	default:
+		return "";
+	}
+}
+
 static int attach_unit_target(struct tracer *t, const struct unit_target *target,
 			      const char *path)
 {
@@ -562,15 +581,23 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	 */
 	for (int end = 1; end >= 0; end--) {
 		/* the end is the function's return, or the end marker's entry */
+		const char *symbol = end && target->end_symbol ? target->end_symbol : target->symbol;
+		/* by the offset the spec found (libbpf 1.1 refuses a name with several versions), or
+		 * by name: the marker library's own two functions */
+		bool by_offset = target->offset && !(end && target->end_symbol);
+
 		opts.retprobe = end && !target->end_symbol;
-		opts.func_name = end && target->end_symbol ? target->end_symbol : target->symbol;
+		opts.func_name = by_offset ? NULL : symbol;
 		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return : entry,
 						       -1 /* every process: the BPF side filters */,
-						       path, 0, &opts);
+						       path, by_offset ? target->offset : 0, &opts);
 		if (!link) {
+			char words[128];
+
 			err = -errno;
-			um_err("cannot attach a probe to %s in %s: %s", opts.func_name, path,
-			       strerror(-err));
+			libbpf_strerror(err, words, sizeof(words));
+			um_err("cannot attach the %s probe of %s in %s: %s%s", end ? "return" : "entry",
+			       symbol, path, words, attach_advice(err));
 			return err;
 		}
 		t->unit_links[t->n_unit_links++] = link;

@@ -26,6 +26,7 @@ struct tracer;
 struct unit_target {
 	const char *path;
 	const char *symbol;
+	uint64_t offset; /* symbol's offset in path, found by elf_function_offset; 0: by name */
 	const char *end_symbol;
 	uint32_t cookie;
 	bool spec_from_arg;
