@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "common/log.h"
+#include "trace/bpf_words.h"
 #include "trace/gpu_probes.h"
 #include "trace/libfind.h"
 #include "unitmeter.skel.h"
@@ -82,6 +83,7 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
 
 	for (size_t i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = entry_points[i].symbol);
+		struct bpf_words words;
 		struct bpf_link *link;
 		int err;
 
@@ -98,7 +100,7 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
 				if (err == -ENOENT || err == -ESRCH)
 					break;
 				um_err("cannot attach a probe to %s in %s: %s", entry_points[i].symbol,
-				       path, strerror(-err));
+				       path, bpf_words(err, &words));
 				return err;
 			}
 			err = keep(ctx, link);

@@ -22,6 +22,7 @@
 #include "trace/kernel.h"
 #include "common/log.h"
 #include "trace/spec.h"
+#include "trace/bpf_words.h"
 #include "trace/tracer.h"
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
@@ -274,6 +275,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	struct tracer *t = calloc(1, sizeof(*t));
 	int n_cpus = libbpf_num_possible_cpus();
 	uint64_t t0 = um_monotonic_ns();
+	struct bpf_words words;
 	int err;
 
 	if (!t)
@@ -299,7 +301,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	t->skel = open_build(t->kernel.build);
 	if (!t->skel) {
 		err = -errno;
-		um_err("cannot open the BPF programs: %s", strerror(-err));
+		um_err("cannot open the BPF programs: %s", bpf_words(err, &words));
 		goto fail;
 	}
 	if (cfg->ring_bytes)
@@ -331,12 +333,12 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
 		if ((err == -EPERM || err == -EACCES) && !t->kernel.root)
 			um_err("loading the BPF programs was refused (%s): run as root, or with "
-			       "CAP_BPF and CAP_PERFMON", strerror(-err));
+			       "CAP_BPF and CAP_PERFMON", bpf_words(err, &words));
 		else
 			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
 			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
 			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
-			       strerror(-err));
+			       bpf_words(err, &words));
 		goto fail;
 	}
 	if (t->kernel.build == KERNEL_BUILD_PER_CPU) {
@@ -592,12 +594,11 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 						       -1 /* every process: the BPF side filters */,
 						       path, by_offset ? target->offset : 0, &opts);
 		if (!link) {
-			char words[128];
+			struct bpf_words words;
 
 			err = -errno;
-			libbpf_strerror(err, words, sizeof(words));
 			um_err("cannot attach the %s probe of %s in %s: %s%s", end ? "return" : "entry",
-			       symbol, path, words, attach_advice(err));
+			       symbol, path, bpf_words(err, &words), attach_advice(err));
 			return err;
 		}
 		t->unit_links[t->n_unit_links++] = link;
@@ -626,6 +627,7 @@ static void warn_uretprobe_seccomp(void)
 int tracer__attach(struct tracer *t)
 {
 	uint64_t t0 = um_monotonic_ns();
+	struct bpf_words words;
 	int err;
 
 	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
@@ -642,7 +644,7 @@ int tracer__attach(struct tracer *t)
 	err = unitmeter_bpf__attach(t->skel);
 
 	if (err) {
-		um_err("cannot attach the BPF programs: %s", strerror(-err));
+		um_err("cannot attach the BPF programs: %s", bpf_words(err, &words));
 		return err;
 	}
 	for (size_t i = 0; i < t->cfg->n_targets; i++)
