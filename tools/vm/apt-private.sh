@@ -35,13 +35,13 @@ apt_private() {
 				echo "deb [signed-by=$keyring] $security_uri $suite main"
 			done
 		fi
-	} >"$state/sources.list.new"
+	} >"$state/sources.list.$$"
 	# lists read for other sources (an older cache) are read again
-	if ! cmp -s "$state/sources.list.new" "$state/sources.list"; then
-		mv "$state/sources.list.new" "$state/sources.list"
+	if ! cmp -s "$state/sources.list.$$" "$state/sources.list"; then
+		mv "$state/sources.list.$$" "$state/sources.list"
 		rm -f "$state/lists/"*_Packages*
 	else
-		rm -f "$state/sources.list.new"
+		rm -f "$state/sources.list.$$"
 	fi
 	apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root

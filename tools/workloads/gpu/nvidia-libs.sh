@@ -19,6 +19,10 @@ esac
 triple=$([ "$arch" = arm64 ] && echo aarch64-linux-gnu || echo x86_64-linux-gnu)
 root=$cache/nvidia-$release-$arch
 libs=$root/usr/lib/$triple/nvidia/current
+mkdir -p "$cache"
+# one fetch at a time: tests run two at once, and apt's state is shared
+exec 9>"$cache/nvidia-libs.lock"
+flock 9
 if [ ! -f "$root/.complete" ]; then
 	. "$here/../../vm/apt-private.sh"
 	apt_private "$cache" "$arch" || exit 1
