@@ -218,7 +218,10 @@ int elf_function_offset(const char *path, const char *name, const char *version,
 				sversion = versions.name[vs & 0x7fff];
 			}
 			if (base != name_len || strncmp(sname, name, name_len) != 0) {
-				near_offer(&near, sname, name);
+				/* the closest names matter only while none matches (an edit distance a
+				 * symbol: most of the scan's cost) */
+				if (!match.found)
+					near_offer(&near, sname, name);
 				continue;
 			}
 			if (version && (!sversion || strcmp(sversion, version) != 0)) {
