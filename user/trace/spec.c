@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/edit_distance.h"
 #include "trace/libfind.h"
 #include "trace/spec.h"
 
@@ -18,36 +19,10 @@ struct near {
 	unsigned dist[NEAR_MATCHES];
 };
 
-/* Edit distance, capped: names longer than 128 bytes only compare their start. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[129], la = strnlen(a, 128), lb = strnlen(b, 128);
-
-	for (unsigned j = 0; j <= lb; j++)
-		row[j] = j;
-	for (unsigned i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-
-		row[0] = i;
-		for (unsigned j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static void near_offer(struct near *near, const char *name, const char *wanted)
 {
 	/* a name that contains the wanted one (or the reverse) is nearer than its distance says */
-	unsigned d = edit_distance(name, wanted);
+	unsigned d = um_edit_distance(name, wanted);
 	int slot = -1;
 
 	if (strstr(name, wanted) || strstr(wanted, name))
