@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include "commands/cli.h"
+#include "commands/exact_options.h"
 #include "common/log.h"
 
 const char *argp_program_version = "unitmeter 0.1.0";
@@ -37,6 +38,7 @@ enum {
 	OPT_REPORT,
 	OPT_WORKERS,
 	OPT_SLURM_JOB,
+	OPT_BY_TASK,
 };
 
 static const char usage_text[] =
@@ -55,7 +57,11 @@ static const char usage_text[] =
 	"  project  project a SLURM request (#SBATCH header) for the full run from a calibration\n"
 	"  report   one HTML page of runs: the units' spread, processes and memory over time\n"
 	"\n"
-	"'unitmeter COMMAND --help' explains each one.\n";
+	"'unitmeter help COMMAND' (or 'unitmeter COMMAND -h') explains each one.\n"
+	"\n"
+	"exit status: run exits with its command's status, 125 when unitmeter itself fails, 126\n"
+	"or 127 when the command cannot be run or is not found; the other commands exit 2 on an\n"
+	"error.\n";
 
 /* The options run and attach share. */
 #define TRACE_OPTIONS                                                                           \
@@ -113,11 +119,11 @@ static const struct argp_option hw_options[] = {
 };
 
 static const struct argp_option summary_options[] = {
-	{ "json", OPT_JSON, NULL, 0, "Print only the summary JSON, no table (with --tasks: the task "
-	  "table as JSON)", 0 },
-	{ "tasks", OPT_TASKS, NULL, 0, "One line per task instead: its units, wall against its time "
-	  "limit, memory charge against its memory limit, CPUs used against given, and how it "
-	  "ended; nearest a limit first, a heading per job", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print the summary as JSON (the seed's keys) instead of the "
+	  "table (with --by-task: the task table as JSON)", 0 },
+	{ "by-task", OPT_BY_TASK, NULL, 0, "One line per task instead: its units, wall against its "
+	  "time limit (TIME%), memory (cgroup) against its memory limit (MEM%), CPUs used against "
+	  "given, and its SLURM state; nearest a limit first, a heading per job", 0 },
 	{ 0 },
 };
 
@@ -142,8 +148,10 @@ static const struct argp_option project_options[] = {
 	  "The longest --time a task may ask (the partition's limit): more tasks when it would pass "
 	  "it. Any SLURM time form: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS", 0 },
 	{ "partition", OPT_PARTITION, "P", 0, "Add #SBATCH --partition=P", 0 },
-	{ "format", OPT_FORMAT, "sbatch|json", 0,
-	  "An #SBATCH header (default), or the same figures with their inputs as JSON", 0 },
+	{ "json", OPT_JSON, NULL, 0,
+	  "The same figures with their inputs and derivation as JSON, instead of the #SBATCH header",
+	  0 },
+	{ "format", OPT_FORMAT, "sbatch|json", OPTION_HIDDEN, "--format json is --json", 0 },
 	{ 0 },
 };
 
@@ -180,7 +188,7 @@ static void cli_fail(const struct argp_state *state, const char *fmt, ...)
 	va_end(ap);
 	strcat(line, "\n");
 	fputs(line, stderr);
-	exit(2);
+	exit(um_exit_failed(((const struct um_options *)state->input)->command));
 }
 
 /*
@@ -353,10 +361,10 @@ static error_t parse_summary_opt(int key, char *arg, struct argp_state *state)
 		quiet_argp_hints(state);
 		break;
 	case OPT_JSON:
-		o->json_only = true;
+		o->json = true;
 		break;
-	case OPT_TASKS:
-		o->task_table = true;
+	case OPT_BY_TASK:
+		o->by_task = true;
 		break;
 	case ARGP_KEY_ARGS:
 		o->inputs = &state->argv[state->next];
@@ -430,10 +438,13 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 			cli_fail(state, "--partition needs a partition name, not '%s'", arg);
 		p->partition = arg;
 		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
 	case OPT_FORMAT:
 		if (strcmp(arg, "sbatch") && strcmp(arg, "json"))
 			cli_fail(state, "--format is sbatch or json, not '%s'", arg);
-		o->project_json = !strcmp(arg, "json");
+		o->json = !strcmp(arg, "json");
 		break;
 	case ARGP_KEY_ARG:
 		/* files and options in any order: "calib.json --units 500" reads naturally */
@@ -463,6 +474,24 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* -h and --help on every command, and nothing else: argp's -? and --usage are off */
+static const struct argp_option help_options[] = {
+	{ "help", 'h', NULL, 0, "Give this help and exit", -1 },
+	{ 0 },
+};
+
+static error_t parse_help_opt(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	if (key != 'h')
+		return ARGP_ERR_UNKNOWN;
+	argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+	return 0;
+}
+
+static const struct argp help_argp = { help_options, parse_help_opt, 0, 0, 0, 0, 0 };
+static const struct argp_child help_child[] = { { &help_argp, 0, NULL, 0 }, { 0 } };
+
 static const struct argp run_argp = {
 	run_options, parse_trace_opt, "-- CMD [ARG...]",
 	"Run CMD and measure it: every thread and every process it forks, every RSS change, every "
@@ -479,7 +508,7 @@ static const struct argp run_argp = {
 	"      a function in a shared library\n"
 	"  sudo unitmeter run --unit fit_unit --lookup-at-exec -- sh job.sh\n"
 	"      fit_unit in whichever program job.sh runs\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp attach_argp = {
@@ -490,14 +519,14 @@ static const struct argp attach_argp = {
 	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n"
 	"  sudo unitmeter attach -p $$ --unit fit_unit --lookup-at-exec -o job.json\n"
 	"      a shell: fit_unit is looked up in the programs it runs from now on\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp hw_argp = {
 	hw_options, parse_hw_opt, "[-o FILE]",
 	"Print the hardware record: CPU, cores, frequency, memory, platform, kernel, BTF.\v"
 	"EXAMPLES:\n  unitmeter hw\n  unitmeter hw -o hardware.json\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp_option check_options[] = {
@@ -513,7 +542,7 @@ static const struct argp check_argp = {
 	"when tracing works here, 2 when it does not, with the reason on one line. Run it on a "
 	"cluster node before a long job.\v"
 	"EXAMPLES:\n  sudo unitmeter check\n  srun -N1 sudo unitmeter check\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp summary_argp = {
@@ -529,7 +558,7 @@ static const struct argp summary_argp = {
 	"  unitmeter summary --tasks unitmeter-out/\n"
 	"      every task of a job array: which came close to its --time or --mem, which was "
 	"killed\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp project_argp = {
@@ -555,7 +584,7 @@ static const struct argp project_argp = {
 	"  unitmeter project calib.units.jsonl --units 200 --format json\n"
 	"  unitmeter project pool-of-2.json --units 2000 --tasks 10 --workers 16\n"
 	"      calibrated with 2 workers on a laptop, run with 16 on a node\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
 
 static const struct argp report_argp = {
@@ -578,14 +607,49 @@ static const struct argp report_argp = {
 	"      a job array's tasks, each against its limits\n"
 	"      units streams alone: no timeline (it is in the run manifest)\n"
 	"  sudo unitmeter run --unit fit_unit -o calib.json --report calib.html -- ./fit_demo\n",
-	0, 0, 0,
+	help_child, 0, 0,
 };
+
+/* summary's --tasks was a switch where project's and report's is a count */
+static const char *const summary_renamed[] = { "tasks", "by-task", NULL };
+
+static const struct {
+	const char *name;
+	enum um_command command;
+	const struct argp *argp;
+	const char *const *renamed;
+} commands[] = {
+	{ "run", UM_CMD_RUN, &run_argp, NULL },
+	{ "attach", UM_CMD_ATTACH, &attach_argp, NULL },
+	{ "hw", UM_CMD_HW, &hw_argp, NULL },
+	{ "check", UM_CMD_CHECK, &check_argp, NULL },
+	{ "summary", UM_CMD_SUMMARY, &summary_argp, summary_renamed },
+	{ "project", UM_CMD_PROJECT, &project_argp, NULL },
+	{ "report", UM_CMD_REPORT, &report_argp, NULL },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static int command_index(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int unknown_command(const char *name)
+{
+	um_err("unknown command '%s': use run, attach, hw, check, summary, project or report "
+	       "(unitmeter --help)", name);
+	return 2;
+}
 
 int um_parse_args(int argc, char **argv, struct um_options *o)
 {
-	const struct argp *argp;
+	char *help_argv[4], name[64], why[256];
 	const char *cmd;
-	int idx;
+	int idx, c;
 
 	memset(o, 0, sizeof(*o));
 	o->ready_fd = -1;
@@ -594,7 +658,7 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 		return 2;
 	}
 	cmd = argv[1];
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc == 2)) {
 		fputs(usage_text, stdout);
 		return 0;
 	}
@@ -602,49 +666,39 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 		puts(argp_program_version);
 		return 0;
 	}
-	if (!strcmp(cmd, "run")) {
-		o->command = UM_CMD_RUN;
-		argp = &run_argp;
-	} else if (!strcmp(cmd, "attach")) {
-		o->command = UM_CMD_ATTACH;
-		argp = &attach_argp;
-	} else if (!strcmp(cmd, "hw")) {
-		o->command = UM_CMD_HW;
-		argp = &hw_argp;
-	} else if (!strcmp(cmd, "check")) {
-		o->command = UM_CMD_CHECK;
-		argp = &check_argp;
-	} else if (!strcmp(cmd, "summary")) {
-		o->command = UM_CMD_SUMMARY;
-		argp = &summary_argp;
-	} else if (!strcmp(cmd, "project")) {
-		o->command = UM_CMD_PROJECT;
-		o->project.margin = 1.25;
-		argp = &project_argp;
-	} else if (!strcmp(cmd, "report")) {
-		o->command = UM_CMD_REPORT;
-		o->project.margin = 1.25;
-		argp = &report_argp;
-	} else {
-		um_err("unknown command '%s': use run, attach, hw, check, summary, project or report "
-		       "(unitmeter --help)", cmd);
-		return 2;
+	/* `unitmeter help CMD` is `unitmeter CMD --help` */
+	if (!strcmp(cmd, "help")) {
+		if (command_index(argv[2]) < 0)
+			return unknown_command(argv[2]);
+		help_argv[0] = argv[0];
+		help_argv[1] = argv[2];
+		help_argv[2] = "--help";
+		help_argv[3] = NULL;
+		argv = help_argv;
+		argc = 3;
+		cmd = argv[1];
+	}
+	c = command_index(cmd);
+	if (c < 0)
+		return unknown_command(cmd);
+	o->command = commands[c].command;
+	o->project.margin = 1.25;
+	if (exact_options_check(commands[c].argp, commands[c].renamed, argc - 2, argv + 2,
+				o->command == UM_CMD_RUN, why, sizeof(why))) {
+		fprintf(stderr, "unitmeter %s: %s\n", cmd, why);
+		return um_exit_failed(o->command);
 	}
 	/* argp names the program in its messages: "unitmeter run: ..." */
-	{
-		char name[64];
-
-		snprintf(name, sizeof(name), "unitmeter %s", cmd);
-		program_invocation_short_name = name;
-		program_invocation_name = name;
-		argv[1] = name;
-		argp_err_exit_status = 2;
-		/* argp exits by itself after --help (0) or a usage error (2) */
-		argp_parse(argp, argc - 1, argv + 1, ARGP_IN_ORDER, &idx, o);
-		argv[1] = (char *)cmd;
-		program_invocation_short_name = "unitmeter";
-		program_invocation_name = "unitmeter";
-	}
+	snprintf(name, sizeof(name), "unitmeter %s", cmd);
+	program_invocation_short_name = name;
+	program_invocation_name = name;
+	argv[1] = name;
+	argp_err_exit_status = um_exit_failed(o->command);
+	/* argp exits by itself after --help (0) or a usage error */
+	argp_parse(commands[c].argp, argc - 1, argv + 1, ARGP_IN_ORDER | ARGP_NO_HELP, &idx, o);
+	argv[1] = (char *)cmd;
+	program_invocation_short_name = "unitmeter";
+	program_invocation_name = "unitmeter";
 	return -1;
 }
 

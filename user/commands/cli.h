@@ -29,8 +29,8 @@ struct um_options {
 	size_t n_specs;
 	bool as_root;
 	bool quiet;
-	bool json_only;  /* summary --json */
-	bool task_table; /* summary --tasks */
+	bool json;       /* summary, project --json: JSON on stdout instead of the table */
+	bool by_task;    /* summary --by-task: one line per task */
 	bool lookup_at_exec; /* bare SYMBOL specs: look in each program exec'd, not the current one */
 	bool owner_set;      /* --owner: hand the output files to owner_uid:owner_gid */
 	uid_t owner_uid;
@@ -44,12 +44,24 @@ struct um_options {
 	char **inputs;       /* summary: files; project, report: files, a list to free */
 	int n_inputs;
 	struct project_options project;
-	bool project_json; /* project --format json */
 };
 
 /*
+ * unitmeter's own exit statuses (the man page's EXIT STATUS). run exits with its command's
+ * status, so its own failures take 125, as env(1) and timeout(1) do, a status programs rarely
+ * use; 126 and 127 are a command that cannot be run or was not found. The other commands: 2.
+ */
+#define UM_STATUS_RUN_FAILED 125
+#define UM_STATUS_FAILED 2
+
+static inline int um_exit_failed(enum um_command command)
+{
+	return command == UM_CMD_RUN ? UM_STATUS_RUN_FAILED : UM_STATUS_FAILED;
+}
+
+/*
  * Fill opts from argv. Returns 0 to go on, or an exit status to leave with at once (0 after
- * --help, 2 after a usage error, which has been printed as one line).
+ * --help, um_exit_failed() after a usage error, which has been printed as one line).
  */
 int um_parse_args(int argc, char **argv, struct um_options *opts);
 

@@ -23,7 +23,6 @@
 #include "trace/spec.h"
 #include "trace/tracer.h"
 
-#define EXIT_UNITMETER 2
 /* After the root is reaped, how long its final records may take to arrive. */
 #define DRAIN_TIMEOUT_NS (2ULL * 1000000000ULL)
 
@@ -272,7 +271,8 @@ struct session_root {
  * The one start of run and attach: prepare the specs and outputs, open the run record, find the
  * memory cgroup, load the programs, track the root, attach, and add the root to the record.
  * Returns 0, ready to release the command (run) or to trace (attach), or the exit status to end
- * with, one line said: 2, or 128+N for signal N during set-up (nothing was measured).
+ * with, one line said: um_exit_failed(), or 128+N for signal N during set-up (nothing was
+ * measured).
  */
 static int session_start(struct session *s, const struct um_options *o, struct session_root *root)
 {
@@ -283,11 +283,15 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 
 	err = session_prepare(s, o, root->exe, root->pid, root->command, l ? root->exe : NULL);
 	if (err)
-		return EXIT_UNITMETER;
+		return um_exit_failed(o->command);
+	/* a run without --unit is legitimate (time -v's figures, exact), but never by surprise */
+	if (!o->n_specs)
+		um_note("no --unit given: the whole command is measured, no units (--unit FUNCTION "
+			"makes each call of FUNCTION a unit)");
 	why = tracer_precheck();
 	if (why) {
 		um_err("%s", why);
-		return EXIT_UNITMETER;
+		return um_exit_failed(o->command);
 	}
 	s->record = run_record__new(&s->rcfg, why_buf, sizeof(why_buf));
 	if (!s->record)
@@ -298,11 +302,11 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 		char procs[PATH_MAX + 16];
 
 		if (!s->record)
-			return EXIT_UNITMETER;
+			return um_exit_failed(o->command);
 		if (s->have_python && python_units__export_env(&s->python)) {
 			um_err("cannot set the environment for the python bootstrap: %s",
 			       strerror(errno));
-			return EXIT_UNITMETER;
+			return um_exit_failed(o->command);
 		}
 		/* the command's own memory cgroup, which it enters before its exec: the charge is
 		 * its alone */
@@ -312,17 +316,17 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 				    s->memcg.id ? procs : NULL);
 		if (err) {
 			um_err("cannot start %s: %s", root->exe, strerror(-err));
-			return EXIT_UNITMETER;
+			return um_exit_failed(o->command);
 		}
 		root->pid = l->pid;
 	} else {
 		/* said even when the record failed above, before giving up */
 		memcg_of_pid(&s->memcg, root->pid);
 		if (!s->memcg.id)
-			um_warn("the memory charge is not measured: %s (peak_charge_bytes will be "
+			um_warn("memory (cgroup) is not measured: %s (peak_charge_bytes will be "
 				"null)", s->memcg.reason);
 		if (!s->record)
-			return EXIT_UNITMETER;
+			return um_exit_failed(o->command);
 	}
 	s->tcfg.charge_cgroup_id = s->memcg.id;
 	err = tracer__open(&s->tracer, &s->tcfg, run_record__on_record, s->record);
@@ -337,7 +341,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 				memcg_entry_failed(&s->memcg, entered);
 		}
 		if (!s->memcg.id)
-			um_warn("the memory charge is not measured: %s (peak_charge_bytes will be "
+			um_warn("memory (cgroup) is not measured: %s (peak_charge_bytes will be "
 				"null)", s->memcg.reason);
 	}
 	/* read now: run's cgroup goes at the end, and a target's affinity with its process */
@@ -351,7 +355,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 	if (err) {
 		if (l)
 			launch__abort(l);
-		return EXIT_UNITMETER;
+		return um_exit_failed(o->command);
 	}
 	if (stop_signal) {
 		if (l) {
@@ -502,7 +506,7 @@ int session_run(const struct um_options *o)
 	status = session_start(&s, o, &root);
 	if (status)
 		goto out;
-	status = EXIT_UNITMETER; /* until the command's own is known */
+	status = um_exit_failed(o->command); /* until the command's own is known */
 	um_info("probes attached; starting %s", path);
 	if (launch__release(&l)) {
 		um_err("the command %s did not wait to be started", path);
@@ -583,11 +587,11 @@ int session_attach(const struct um_options *o)
 	install_signals();
 	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
 	if (check_attach_target(o->pid, exe, sizeof(exe)))
-		return EXIT_UNITMETER;
+		return um_exit_failed(o->command);
 	status = session_start(&s, o, &root);
 	if (status)
 		goto out;
-	status = EXIT_UNITMETER; /* until the manifest is written */
+	status = um_exit_failed(o->command); /* until the manifest is written */
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
 	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,

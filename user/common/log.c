@@ -41,6 +41,15 @@ void um_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void um_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay("note: ", fmt, ap);
+	va_end(ap);
+}
+
 void um_info(const char *fmt, ...)
 {
 	va_list ap;
