@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *files[1] = { path };
 	char err2[1024];
 	int rc = um_load_units(path, units, err, sizeof(err));
-	json_t *streamed = um_summarise_files(files, 1, err2, sizeof(err2));
+	json_t *streamed = um_summarise_files(files, 1, NULL, err2, sizeof(err2));
 
 	if (rc == 0) {
 		FILE *sink = fopen("/dev/null", "w");

@@ -43,7 +43,7 @@ static int cmd_hw(const struct um_options *o)
 	return rc;
 }
 
-/* `summary --tasks`: the task table, as lines or as JSON. */
+/* `summary --by-task`: the task table, as lines or as JSON. */
 static int cmd_task_table(const struct um_options *o)
 {
 	struct um_task_table t;
@@ -54,7 +54,7 @@ static int cmd_task_table(const struct um_options *o)
 		um_err("%s", err);
 		return 2;
 	}
-	if (o->json_only) {
+	if (o->json) {
 		json_t *j = um_task_table_json(&t);
 
 		json_dumpf(j, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
@@ -75,24 +75,39 @@ static int cmd_summary(const struct um_options *o)
 {
 	char err[1024];
 	json_t *summary;
+	bool *unitless;
 
-	if (o->task_table)
+	if (o->by_task)
 		return cmd_task_table(o);
-	summary = um_summarise_files((const char *const *)o->inputs, (size_t)o->n_inputs, err,
-				     sizeof(err));
-
-	if (!summary) {
-		um_err("%s", err);
+	unitless = calloc((size_t)o->n_inputs, sizeof(*unitless));
+	if (!unitless) {
+		um_err("out of memory");
 		return 2;
 	}
-	json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
-	fputc('\n', stdout);
-	fflush(stdout);
-	if (!o->json_only) {
-		fprintf(stderr, "\n%d file%s\n", o->n_inputs, o->n_inputs == 1 ? "" : "s");
-		um_print_summary_table(stderr, summary);
+	summary = um_summarise_files((const char *const *)o->inputs, (size_t)o->n_inputs, unitless,
+				     err, sizeof(err));
+	if (!summary) {
+		um_err("%s", err);
+		free(unitless);
+		return 2;
+	}
+	/* a word, not a failure: a task may have died before its first unit */
+	for (int i = 0; i < o->n_inputs; i++)
+		if (unitless[i])
+			um_warn("%s holds no unit", o->inputs[i]);
+	free(unitless);
+	if (o->json) {
+		json_dumpf(summary, stdout, JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		printf("%d file%s\n", o->n_inputs, o->n_inputs == 1 ? "" : "s");
+		um_print_summary_table(stdout, summary);
 	}
 	json_decref(summary);
+	if (fflush(stdout) || ferror(stdout)) {
+		um_err("cannot write the summary: %s", strerror(errno));
+		return 2;
+	}
 	return 0;
 }
 
@@ -109,7 +124,7 @@ static int cmd_project(const struct um_options *o)
 		um_err("%s", err);
 		goto out;
 	}
-	if (o->project_json) {
+	if (o->json) {
 		json_t *j = um_projection_json(&p, &in, &o->project, files, o->n_inputs);
 
 		json_dumpf(j, stdout, JSON_REAL_PRECISION(10) | JSON_INDENT(2));

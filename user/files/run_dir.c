@@ -2,13 +2,16 @@
 /* A directory of run files read as its tasks' files (see run_dir.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "common/grow.h"
+#include "common/log.h"
 #include "files/run_dir.h"
+#include "files/units_file.h"
 
 #define STREAM_SUFFIX ".units.jsonl"
 #define MANIFEST_SUFFIX ".json"
@@ -77,6 +80,7 @@ static bool has_manifest(const char *stream)
 static int add_dir(struct name_list *l, const char *dir, char *err, size_t errlen)
 {
 	struct name_list found = { 0 };
+	char why[PATH_MAX + 128];
 	struct dirent *e;
 	DIR *d = opendir(dir);
 	int rc = 0;
@@ -95,6 +99,12 @@ static int add_dir(struct name_list *l, const char *dir, char *err, size_t errle
 		if (asprintf(&path, "%.*s/%s", dir_len(dir), dir, e->d_name) < 0)
 			path = NULL;
 		if (path && stream && has_manifest(path)) {
+			free(path);
+			continue;
+		}
+		/* a hardware record or any other JSON beside the runs is not one of them */
+		if (path && um_units_file_check(path, why, sizeof(why)) == 1) {
+			um_warn("%s: skipped", why);
 			free(path);
 			continue;
 		}

@@ -216,15 +216,20 @@ static int add_figures(void *ctx, const struct um_read_unit *u, const struct um_
 	return 0;
 }
 
-json_t *um_summarise_files(const char *const *files, size_t n_files, char *err, size_t errlen)
+json_t *um_summarise_files(const char *const *files, size_t n_files, bool *unitless, char *err,
+			   size_t errlen)
 {
 	struct figures_list l = { 0 };
 	json_t *summary = NULL;
-	size_t f;
+	size_t f, before;
 
-	for (f = 0; f < n_files; f++)
+	for (f = 0; f < n_files; f++) {
+		before = l.n;
 		if (um_read_units(files[f], add_figures, &l, NULL, err, errlen))
 			break;
+		if (unitless)
+			unitless[f] = l.n == before;
+	}
 	if (f == n_files) {
 		summary = um_summarise_figures(l.at, l.n);
 		if (!summary)

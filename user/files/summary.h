@@ -7,6 +7,7 @@
 #ifndef UM_SUMMARY_H
 #define UM_SUMMARY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
@@ -30,9 +31,11 @@ json_t *um_summarise(const json_t *units);
 
 /*
  * The summary of the units of n_files manifests or units streams, read one unit at a time
- * (um_read_units): only the four figures a unit are kept. NULL with one line in err on failure.
+ * (um_read_units): only the four figures a unit are kept. unitless (n_files entries, or NULL)
+ * says which files held no unit. NULL with one line in err on failure.
  */
-json_t *um_summarise_files(const char *const *files, size_t n_files, char *err, size_t errlen);
+json_t *um_summarise_files(const char *const *files, size_t n_files, bool *unitless, char *err,
+			   size_t errlen);
 
 /* The summary as a short human table. */
 void um_print_summary_table(FILE *out, const json_t *summary);

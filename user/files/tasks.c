@@ -212,17 +212,17 @@ const char *um_task_exit_name(enum um_task_exit e)
 {
 	switch (e) {
 	case UM_EXIT_OK:
-		return "ok";
+		return "COMPLETED";
 	case UM_EXIT_FAILED:
-		return "failed";
+		return "FAILED";
 	case UM_EXIT_TIMED_OUT:
-		return "timed out";
+		return "TIMEOUT";
 	case UM_EXIT_OOM:
-		return "OOM-killed";
+		return "OUT_OF_MEMORY";
 	case UM_EXIT_UNKNOWN:
 		break;
 	}
-	return "unknown";
+	return "UNKNOWN";
 }
 
 /* By job (SLURM jobs by id, plain runs last), then nearest a limit first, then task. */

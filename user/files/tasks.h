@@ -2,7 +2,7 @@
 /*
  * The task table of a job array: one row per task (a manifest, or a units stream whose tracer
  * left no manifest), each against the limits it ran under (run.limits), nearest a limit first,
- * grouped by job. The one model behind `summary --tasks` and the report's array page; it keeps
+ * grouped by job. The one model behind `summary --by-task` and the report's array page; it keeps
  * a few figures per task and never a parsed document (a million units in 200 files).
  */
 #ifndef UM_TASKS_H
@@ -72,7 +72,8 @@ double um_task_time_used(const struct um_task_row *r);
 double um_task_memory_used(const struct um_task_row *r);
 /* The CPUs the task kept busy on average (cpu_s over wall_s), or -1. */
 double um_task_cpus_used(const struct um_task_row *r);
-/* "ok", "failed", "timed out", "OOM-killed", "unknown" */
+/* SLURM's words, as sacct and seff say them: "COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY",
+ * and "UNKNOWN" */
 const char *um_task_exit_name(enum um_task_exit e);
 /* The exit as the manifest's figures tell it: the OOM kills the kernel marked, exit_status,
  * exit_signal, and how close the task came to each limit. */

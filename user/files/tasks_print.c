@@ -4,7 +4,7 @@
 #include <string.h>
 #include "files/tasks.h"
 
-#define COLS "%-10s %-10s %6s %10s %9s %9s %5s %10s %10s %5s %6s %5s\n"
+#define COLS "%-10s %-13s %6s %10s %9s %9s %5s %10s %10s %5s %6s %5s\n"
 
 /* H:MM:SS, as seff and sacct show a wall */
 static const char *hms(char *buf, size_t len, double s)
@@ -65,11 +65,13 @@ void um_print_task_table(FILE *out, const struct um_task_table *t)
 		to = um_task_job_end(t, from);
 		um_task_job_title(t, from, to, title, sizeof(title));
 		fprintf(out, "%s%s\n", from ? "\n" : "", title);
-		fprintf(out, COLS, "TASK", "EXIT", "UNITS", "INCOMPLETE", "WALL", "TIMELIMIT", "USED",
-			"CHARGE", "MEMLIMIT", "USED", "CPUS", "GIVEN");
+		fprintf(out, COLS, "TASK", "STATE", "UNITS", "INCOMPLETE", "WALL", "TIMELIMIT", "TIME%",
+			"MEMORY", "MEMLIMIT", "MEM%", "CPUS", "GIVEN");
 		for (size_t i = from; i < to; i++)
 			print_row(out, &t->rows[i]);
 	}
+	fprintf(out, "\nMEMORY: the task's peak memory (cgroup), what --mem is enforced on; "
+		     "CPUS: cores used on average, GIVEN: --cpus-per-task\n");
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->rows[i].has_manifest) {
 			fprintf(out, "\n- : not known; a task with no manifest (its tracer was killed) "

@@ -270,6 +270,63 @@ broken:
 	return UNITS_FILE_BROKEN;
 }
 
+/* What a JSON document that is not ours is, as far as its keys say, for the refusal. */
+static const char *foreign_json_words(const json_t *doc)
+{
+	if (json_object_get(doc, "cpu_model") && json_object_get(doc, "kernel_release"))
+		return " (a hardware record, as unitmeter hw writes)";
+	if (json_object_get(doc, "n_units"))
+		return " (a summary, as unitmeter summary --json writes)";
+	if (json_object_get(doc, "jobs"))
+		return " (a task table, as unitmeter summary --by-task --json writes)";
+	return "";
+}
+
+/*
+ * A file that is well-formed JSON but no run of ours (a hardware record, a summary, any other
+ * JSON) is refused as what it is, before a reader blames its first line's syntax. A manifest's
+ * first key is "schema" (its first line "{" alone, unless written compact); a stream's lines are
+ * units ("wall_s").
+ * An empty file and one that does not parse are left to the readers, which say where.
+ */
+int um_units_file_check(const char *path, char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	json_t *doc = NULL;
+	json_error_t jerr;
+	FILE *f = fopen(path, "re");
+	bool ours = true;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0 && strspn(line, " \t\r\n") == (size_t)len)
+		;
+	if (len >= 0 && strspn(line, " \t{\r\n") == (size_t)len) {
+		/* indented: a manifest names its schema first; anything else is parsed whole, once */
+		if ((len = getline(&line, &cap, f)) >= 0 && strstr(line, "\"schema\""))
+			goto out;
+		rewind(f);
+		doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
+		ours = !doc || (json_is_object(doc) && json_object_get(doc, "schema"));
+	} else if (len >= 0) {
+		doc = json_loadb(line, (size_t)len, 0, &jerr);
+		ours = !doc || (json_is_object(doc) && (json_object_get(doc, "wall_s") ||
+							 json_object_get(doc, "schema")));
+	}
+	if (!ours)
+		snprintf(err, errlen, "%s: not a unitmeter manifest or units stream%s", path,
+			 json_is_object(doc) ? foreign_json_words(doc) : "");
+out:
+	json_decref(doc);
+	free(line);
+	fclose(f);
+	return ours ? 0 : 1;
+}
+
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 {
 	enum units_file_kind kind;
@@ -278,6 +335,8 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 	FILE *f;
 	int rc;
 
+	if (um_units_file_check(path, err, errlen))
+		return -1;
 	kind = open_units_file(path, &f, &doc, err, errlen);
 	if (kind == UNITS_FILE_BROKEN)
 		return -1;
@@ -508,6 +567,8 @@ int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
 
 	if (manifest)
 		*manifest = NULL;
+	if (um_units_file_check(path, err, errlen))
+		return -1;
 	if (written_as_manifest(path)) {
 		rc = read_manifest_fast(path, fn, ctx, manifest, err, errlen);
 		if (rc <= 0)

@@ -58,6 +58,13 @@ struct um_unit_text {
 typedef int (*um_unit_fn)(void *ctx, const struct um_read_unit *u, const struct um_unit_text *t);
 
 /*
+ * Whether path can be a run of ours: 0; 1 when it is well-formed JSON of another kind (a
+ * hardware record, a summary: err names it "not a unitmeter manifest or units stream"); -1
+ * when it cannot be opened. A file that does not parse is 0: the readers say where it broke.
+ */
+int um_units_file_check(const char *path, char *err, size_t errlen);
+
+/*
  * Read one file's units, checked as um_load_units checks them, one at a time into fn, never
  * holding more than one line's document. For a manifest, *manifest (when not NULL) gets the
  * document less its "units" array (a new reference), else NULL. Returns 0, or -1 with one line

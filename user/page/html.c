@@ -341,7 +341,7 @@ static void run_warnings(FILE *out, const struct page *pg, const struct html_inp
 			"was behind (the peaks above are exact; only the chart misses them)",
 			um_json_number(tl, "overruns", 0));
 	if (str(charge, "note"))
-		warning(out, &open, "memory charge: %s", str(charge, "note"));
+		warning(out, &open, "memory (cgroup): %s", str(charge, "note"));
 	if (json_is_integer(json_object_get(run, "exit_signal")))
 		warning(out, &open, "the command was killed by signal %lld",
 			(long long)json_integer_value(json_object_get(run, "exit_signal")));
@@ -384,7 +384,7 @@ static void section_run(struct page *pg, const struct html_input *in, size_t k)
 	total_row(out, "cpu_s", "CPU time", json_object_get(run, "cpu_s"), VALUE_SECONDS);
 	total_row(out, "peak_rss_bytes", "peak RSS (the group's, at one instant)",
 		  json_object_get(run, "peak_rss_bytes"), VALUE_BYTES);
-	total_row(out, "peak_charge_bytes", "peak memory charge (the cgroup's)",
+	total_row(out, "peak_charge_bytes", "peak memory (cgroup): what --mem is enforced on",
 		  json_object_get(run, "peak_charge_bytes"), VALUE_BYTES);
 	total_row(out, "output_bytes", "bytes written", json_object_get(run, "output_bytes"), VALUE_BYTES);
 	count_row(out, "processes", "processes", (long long)um_json_number(run, "processes", 0));
@@ -429,7 +429,7 @@ static void section_distributions(struct page *pg)
 		{ UM_F_CPU_UTILISATION, UM_KEY_CPU_UTILISATION, "cores used (CPU time / wall)",
 		  VALUE_CORES },
 		{ UM_F_PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, "peak RSS", VALUE_BYTES },
-		{ UM_F_PEAK_CHARGE_BYTES, UM_KEY_PEAK_CHARGE_BYTES, "peak memory charge", VALUE_BYTES },
+		{ UM_F_PEAK_CHARGE_BYTES, UM_KEY_PEAK_CHARGE_BYTES, "peak memory (cgroup)", VALUE_BYTES },
 	};
 	size_t n = pg->n_units, i;
 	double *values = malloc((n ? n : 1) * sizeof(*values));
@@ -529,7 +529,7 @@ static void section_over_time(struct page *pg)
 		      "alone, and the processes' lives are in the run manifest (<code>unitmeter run -o "
 		      "FILE</code>). Give the manifest to see it.</p>", out);
 	fputs("</section>\n<section id=\"memory\"><h2>Memory over time</h2><p class=\"sub\">The "
-	      "group's RSS (blue) and its memory cgroup's charge (orange), from their lowest to their "
+	      "group's RSS (blue) and its memory cgroup's (orange: what --mem is enforced on), from their lowest to their "
 	      "highest value in each interval: every change was seen, so a short spike shows at its "
 	      "full height.</p>", out);
 	any = false;
@@ -754,7 +754,7 @@ static void section_table(struct page *pg)
 	fputs("<p class=\"sub\">Click a column to sort.</p><div class=\"scroll\"><table class=\"sortable\" "
 	      "id=\"unit-table\"><thead><tr><th>unit</th><th>pid</th><th class=\"text\">function</th>"
 	      "<th>start s</th><th>wall</th><th>CPU</th><th>cores</th><th>peak RSS</th>"
-	      "<th>RSS rise</th><th>peak charge</th><th>written</th><th class=\"text\">status</th>"
+	      "<th>RSS rise</th><th>peak memory (cgroup)</th><th>written</th><th class=\"text\">status</th>"
 	      "</tr></thead><tbody>", out);
 	for (i = 0; i < shown; i++) {
 		const struct um_read_unit *u = &pg->units[rows[i].at];

@@ -100,9 +100,10 @@ static void strip(FILE *out, const struct um_task_table *t, size_t from, size_t 
 static void task_table(FILE *out, const struct um_task_table *t, size_t from, size_t to)
 {
 	fputs("<div class=\"scroll\"><table class=\"sortable tasks\"><thead><tr>"
-	      "<th class=\"text\">task</th><th class=\"text\">exit</th><th>units</th>"
-	      "<th>incomplete</th><th>wall</th><th>time limit</th><th>of time</th>"
-	      "<th>charge</th><th>mem limit</th><th>of mem</th><th>CPUs used</th>"
+	      "<th class=\"text\">task</th><th class=\"text\">state</th><th>units</th>"
+	      "<th>incomplete</th><th>wall</th><th>time limit</th><th>time%</th>"
+	      "<th title=\"the task's peak memory (cgroup): what --mem is enforced on\">memory</th>"
+	      "<th>mem limit</th><th>mem%</th><th>CPUs used</th>"
 	      "<th>given</th></tr></thead><tbody>", out);
 	for (size_t i = from; i < to; i++) {
 		const struct um_task_row *r = &t->rows[i];
@@ -140,8 +141,8 @@ static void task_table(FILE *out, const struct um_task_table *t, size_t from, si
 void html_tasks_section(FILE *out, const struct um_task_table *t)
 {
 	fputs("<section id=\"tasks\"><h2>Tasks against their limits</h2><p class=\"sub\">Nearest "
-	      "a limit first; click a column to sort. Killed: SIGKILL with the charge at 90% of "
-	      "the memory limit (OOM), SIGTERM or SIGKILL with the wall at 90% of the time limit. "
+	      "a limit first; click a column to sort. Killed: SIGKILL with the memory (cgroup) "
+	      "at 90% of the memory limit (OUT_OF_MEMORY), SIGTERM or SIGKILL with the wall at 90% of the time limit. "
 	      "- : not known (a task whose tracer was killed has no manifest).</p>", out);
 	for (size_t from = 0, to; from < t->n; from = to) {
 		char title[128];

@@ -18,7 +18,7 @@ static void print_units_by_process(const struct run_record *r, FILE *out)
 	if (!n)
 		return;
 	fprintf(out, "\n%-6s %-8s %-20s %10s %7s %11s %11s %11s %s\n", "unit", "pid", "spec",
-		"wall s", "cores", "peak MiB", "delta MiB", "charge MiB", "status");
+		"wall s", "cores", "peak MiB", "delta MiB", "cgroup MiB", "status");
 	for (size_t p = 0; p < r->n_procs; p++) {
 		for (size_t i = 0; i < n; i++) {
 			const struct um_unit_record *u = &r->units[i];
@@ -71,12 +71,13 @@ void run_record__print_tables(const struct run_record *r, FILE *out)
 	{
 		uint64_t charge;
 
+		/* the kernel's word is "charge"; the user's is the memory their cgroup holds */
 		if (run_record__peak_charge(r, &charge))
-			fprintf(out, "memory charge: peak %.1f MiB (cgroup %s: a shared page once, page "
-				"cache included; what --mem is enforced on)\n", charge / 1048576.0,
-				r->memcg.name);
+			fprintf(out, "memory (cgroup): peak %.1f MiB, what SLURM's --mem is enforced on "
+				"(a page shared by processes once, page cache included)\n",
+				charge / 1048576.0);
 		else
-			fprintf(out, "memory charge: not measured (%s)\n",
+			fprintf(out, "memory (cgroup): not measured (%s)\n",
 				r->memcg.id ? "no traced process was seen in the memory cgroup"
 					    : r->memcg.reason);
 	}
