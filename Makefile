@@ -394,11 +394,16 @@ deb-vmtest: deb vm-deps
 # libclang-rt-dev are the release's default LLVM (14 on Debian 12, 19 on 13; the compiler-rt of
 # that clang: the sanitizers and libFuzzer), gcc and g++ the C compiler and the one C++ file's
 # (user/files/fastjson.cc), python3 the release's Python (3.11, 3.13).
-DEB_PACKAGES := gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-	libsimdjson-dev xxd libcriterion-dev pkg-config python3 python3-numpy python3-sklearn python3-joblib \
-	slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium xz-utils
+# What the programs need to build, and all the demo needs; the tests, the SPANK plugin, the
+# man page's lint and the page's browser check need the rest (a laptop that only wants the demo
+# gets no SLURM, munge or Chromium). llvm: llvm-objdump checks the BPF objects.
+BUILD_PACKAGES := gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+	libsimdjson-dev xxd pkg-config
+DEMO_PYTHON_PACKAGES := python3 python3-numpy python3-sklearn
+DEB_PACKAGES := $(BUILD_PACKAGES) $(DEMO_PYTHON_PACKAGES) libclang-rt-dev libcriterion-dev \
+	python3-joblib slurm-wlm munge libslurm-dev mandoc man-db bash-completion chromium xz-utils
 
-.PHONY: deps tracefs
+.PHONY: deps build-deps tracefs
 # Install those of the named Debian packages that are missing; nothing when all are there.
 define install_missing
 	@missing=$$(for p in $(1); do \
@@ -412,6 +417,9 @@ endef
 
 deps:
 	$(call install_missing,$(DEB_PACKAGES))
+
+build-deps:
+	$(call install_missing,$(BUILD_PACKAGES))
 
 tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
@@ -447,12 +455,13 @@ test: deps tracefs
 	@[ "$(SAN)" = 1 ] || $(MAKE) --no-print-directory install-test
 
 .PHONY: demo
-demo: deps tracefs
+demo: build-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(DEMO)
 	@tools/demo/run-demo.sh $(abspath $(OUTPUT)/unitmeter) $(abspath $(DEMO))
 
 .PHONY: demo-python
-demo-python: deps tracefs
+demo-python: build-deps tracefs
+	$(call install_missing,$(DEMO_PYTHON_PACKAGES))
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so
 	@tools/demo/run-demo-python.sh $(abspath $(OUTPUT)/unitmeter)
 
