@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -646,4 +647,31 @@ pid_t slow_units_started(const char *units, const char *sleep_ms, int *out)
 	cr_assert_not_null(strstr(ready, "ready"), "the workload said: %s", ready);
 	*out = fds[0];
 	return pid;
+}
+
+/* The whole stdout of a shell command; *status gets its exit status. */
+char *sh_out(int *status, const char *fmt, ...)
+{
+	char cmd[4096], *buf = NULL;
+	size_t cap = 0, len = 0, n;
+	va_list ap;
+	FILE *p;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s: %s", cmd, strerror(errno));
+	do {
+		if (len + 4096 + 1 > cap)
+			buf = realloc(buf, cap = cap * 2 + 8192);
+		cr_assert_not_null(buf);
+		n = fread(buf + len, 1, cap - len - 1, p);
+		len += n;
+	} while (n > 0);
+	buf[len] = '\0';
+	rc = pclose(p);
+	*status = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+	return buf;
 }

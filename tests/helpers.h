@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <jansson.h>
 #include <sys/types.h>
 
@@ -45,6 +46,8 @@ int um_run(struct um_result *r, bool add_outputs, const char *const *args);
 int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
 		void (*child_setup)(void));
 void um_result_free(struct um_result *r);
+/* The whole stdout of a shell command (malloc'd); *status gets its exit status (-1: killed). */
+char *sh_out(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A whole file as a string (malloc'd), or NULL when it cannot be opened. */
 char *slurp_file(const char *path);
 /* `unitmeter <args...>` that must exit 0 and print one JSON document: the document. */
@@ -102,6 +105,11 @@ bool bpf_ids_gone(const struct bpf_ids *ids, char *which, size_t len);
 bool within(double value, double truth, double rel, double abs);
 
 #define MIB_F (1024.0 * 1024.0)
+
+/* unitmeter's own failure: 125 for run (whose status is otherwise its command's), else 2 */
+#define RUN_FAILED 125
+#define COMMAND_FAILED 2
+#define FAILED_STATUS(command) (strcmp((command), "run") ? COMMAND_FAILED : RUN_FAILED)
 /*
  * n pages of this kernel in bytes: tolerances are stated in pages, so that they hold on 16K and
  * 64K page kernels as on 4K ones.

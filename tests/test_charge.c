@@ -145,7 +145,7 @@ Test(charge, no_memory_controller_is_null_with_its_reason, .init = require_traci
 			 "no memory cgroup hierarchy"), "%s",
 		  json_string_value(jget(jget(run, "charge"), "note")));
 	cr_expect(json_is_null(jget(json_array_get(r.units, 0), "peak_charge_bytes")));
-	cr_expect(strstr(r.err, "the memory charge is not measured"), "%s", r.err);
+	cr_expect(strstr(r.err, "memory (cgroup) is not measured"), "%s", r.err);
 	um_result_free(&r);
 }
 
@@ -407,7 +407,7 @@ Test(charge, attach_uses_the_targets_cgroup_or_says_why_not)
 		cr_expect(json_is_null(jget(run, "peak_charge_bytes")));
 		cr_expect(strstr(json_string_value(jget(charge, "note")), "root memory cgroup"), "%s",
 			  json_string_value(jget(charge, "note")));
-		cr_expect(strstr(r.err, "memory charge is not measured"), "%s", r.err);
+		cr_expect(strstr(r.err, "memory (cgroup) is not measured"), "%s", r.err);
 	} else {
 		cr_expect(strstr(json_string_value(jget(charge, "note")), "may hold processes"));
 	}

@@ -156,7 +156,7 @@ static void expect_refused(const char *spec, const char *message)
 	struct um_result r;
 
 	um_run(&r, true, args);
-	cr_expect_eq(r.status, 2, "status %d for --unit %s", r.status, spec);
+	cr_expect_eq(r.status, RUN_FAILED, "status %d for --unit %s", r.status, spec);
 	cr_expect_not_null(strstr(r.err, message), "--unit %s: %s", spec, r.err);
 	cr_expect_null(strstr(r.err, "Unknown error"), "%s", r.err);
 	cr_expect_null(r.manifest, "nothing may start");

@@ -317,7 +317,7 @@ static void expect_refused(const char *python, const char *const *extra, const c
 		args[n++] = extra[i];
 	args[n] = NULL;
 	um_run(&r, true, args);
-	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_eq(r.status, RUN_FAILED, "status %d: %s", r.status, r.err);
 	cr_expect_not_null(strstr(r.err, message), "%s", r.err);
 	cr_expect_null(r.manifest, "nothing may start");
 	um_result_free(&r);
@@ -346,7 +346,7 @@ Test(python, malformed_spec_is_refused)
 	const char *args[] = { "run", "--unit", "python:fit gfmm", DEBIAN_PYTHON, "-c", "pass", NULL };
 
 	um_run(&r, true, args);
-	cr_expect_eq(r.status, 2);
+	cr_expect_eq(r.status, RUN_FAILED);
 	cr_expect_not_null(strstr(r.err, "is malformed: write python:QUALNAME"), "%s", r.err);
 	um_result_free(&r);
 }

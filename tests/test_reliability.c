@@ -550,7 +550,7 @@ Test(reliability, full_disk_for_the_stream_loses_no_unit, .fini = small_fs_remov
 	watch_start(&w, 0, 0, 0, false);
 	um_run_with(&r, false, args, tell_pid);
 	watch_stop(&w);
-	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_eq(r.status, RUN_FAILED, "status %d: %s", r.status, r.err);
 	cr_expect_eq(own_lines_with(r.err, stream), 1, "one line names the stream: %s", r.err);
 	cr_expect_eq(own_lines_with(r.err, "No space left on device"), 1, "%s", r.err);
 	/* the command ran to its end */
@@ -598,7 +598,7 @@ Test(reliability, full_disk_for_the_stream_loses_no_unit, .fini = small_fs_remov
 	um_result_free(&r);
 }
 
-/* Both outputs on the full disk: one line for each file, no temp file left, exit 2. */
+/* Both outputs on the full disk: one line for each file, no temp file left, exit 125. */
 Test(reliability, full_disk_for_both_outputs_is_one_line_each, .fini = small_fs_remove)
 {
 	char stream[128], manifest[128];
@@ -613,7 +613,7 @@ Test(reliability, full_disk_for_both_outputs_is_one_line_each, .fini = small_fs_
 	snprintf(manifest, sizeof(manifest), "%s/run.json", small_fs);
 	snprintf(stream, sizeof(stream), "%s/run.units.jsonl", small_fs);
 	um_run(&r, false, args);
-	cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+	cr_expect_eq(r.status, RUN_FAILED, "status %d: %s", r.status, r.err);
 	cr_expect_eq(own_lines_with(r.err, stream), 1, "%s", r.err);
 	cr_expect_eq(own_lines_with(r.err, manifest), 1, "%s", r.err);
 	cr_expect_eq(own_lines_with(r.err, "No space left on device"), 2, "%s", r.err);
@@ -888,7 +888,7 @@ Test(reliability, a_second_sigint_ends_unitmeter_at_once)
 
 /*
  * In unitmeter's process: any bpf(2) or perf_event_open(2) kills it with SIGSYS. A refusal that
- * exits 2 with its line has then provably loaded nothing and attached nothing; counting the
+ * exits with its failure status and line has then provably loaded nothing and attached nothing; counting the
  * machine's BPF programs could not say so while other unitmeter runs load and unload theirs.
  */
 static void forbid_bpf(void)
@@ -916,7 +916,8 @@ static void expect_refused(const char *const *args, const char *message)
 
 	um_run_with(&r, true, args, forbid_bpf);
 	cr_expect_neq(r.status, 128 + SIGSYS, "%s %s: it called bpf() before refusing", args[0], args[1]);
-	cr_expect_eq(r.status, 2, "%s %s...: status %d: %s", args[0], args[1], r.status, r.err);
+	cr_expect_eq(r.status, FAILED_STATUS(args[0]), "%s %s...: status %d: %s", args[0], args[1],
+		     r.status, r.err);
 	cr_expect_not_null(strstr(r.err, message), "expected \"%s\" in: %s", message, r.err);
 	cr_expect(one_line(r.err), "not one line: %s", r.err);
 	cr_expect_null(r.manifest, "a manifest was written");
@@ -1025,7 +1026,7 @@ Test(reliability, bad_numbers_and_options_are_one_line)
 	{
 		const char *a[] = { "run", "-p", "3", "/bin/true", NULL };
 
-		expect_refused(a, "invalid option");
+		expect_refused(a, "unknown option '-p'");
 	}
 }
 

@@ -391,9 +391,9 @@ Test(report, an_array_page_shows_each_task_against_its_limits_and_flags_the_kill
 	html = slurp_file(page);
 	cr_assert_not_null(html);
 	cr_expect_not_null(strstr(html, "<h1 id=\"job\">job 4242 array, 5 tasks</h1>"));
-	timed_out = strstr(html, "timed out</td>");
-	oom = strstr(html, "OOM-killed</td>");
-	ok = strstr(html, "\">ok</td>");
+	timed_out = strstr(html, "TIMEOUT</td>");
+	oom = strstr(html, "OUT_OF_MEMORY</td>");
+	ok = strstr(html, "\">COMPLETED</td>");
 	cr_assert(timed_out && oom && ok, "every ending named");
 	cr_expect(timed_out < oom && oom < ok, "nearest a limit first");
 	cr_expect_not_null(strstr(oom, "<td data-v=\"1069547520\">1020.0 MiB</td><td "

@@ -230,7 +230,7 @@ Test(run, missing_command_exits_127_with_one_line)
 	um_result_free(&r);
 }
 
-/* Without root or CAP_BPF+CAP_PERFMON: one line that says so, exit 2, nothing started. */
+/* Without root or CAP_BPF+CAP_PERFMON: one line that says so, exit 125, nothing started. */
 Test(run, unprivileged_user_is_told_what_is_needed)
 {
 	struct passwd *nobody = getpwnam("nobody");
@@ -260,7 +260,7 @@ Test(run, unprivileged_user_is_told_what_is_needed)
 	for (size_t got = 0; (n = read(pipefd[0], buf + got, sizeof(buf) - 1 - got)) > 0;)
 		got += n, buf[got] = '\0';
 	waitpid(pid, &status, 0);
-	cr_expect_eq(WEXITSTATUS(status), 2, "status %d: %s", WEXITSTATUS(status), buf);
+	cr_expect_eq(WEXITSTATUS(status), RUN_FAILED, "status %d: %s", WEXITSTATUS(status), buf);
 	cr_expect_not_null(strstr(buf, "root, or CAP_BPF and CAP_PERFMON"), "%s", buf);
 	unlink(bin);
 	rmdir(dir);

@@ -94,34 +94,6 @@ static int sh(const char *fmt, ...)
 	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
 }
 
-/* The whole stdout of a shell command; *status gets its exit status. */
-static char *sh_out(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *sh_out(int *status, const char *fmt, ...)
-{
-	char cmd[4096], *buf = NULL;
-	size_t cap = 0, len = 0, n;
-	va_list ap;
-	FILE *p;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p, "popen %s: %s", cmd, strerror(errno));
-	do {
-		if (len + 4096 + 1 > cap)
-			buf = realloc(buf, cap = cap * 2 + 8192);
-		cr_assert_not_null(buf);
-		n = fread(buf + len, 1, cap - len - 1, p);
-		len += n;
-	} while (n > 0);
-	buf[len] = '\0';
-	rc = pclose(p);
-	*status = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-	return buf;
-}
-
 /*
  * A process that tears the cluster down should this one die without its .fini: Criterion kills
  * a test past its timeout, and its slurmctld and slurmd then held the ports the next run's
@@ -798,7 +770,7 @@ static void check_limits_task(const char *out_dir, const char *states, const cha
 }
 
 /*
- * h. Where later checks read the limits array back as a user would (`unitmeter summary --tasks
+ * h. Where later checks read the limits array back as a user would (`unitmeter summary --by-task
  * DIR`, `unitmeter report DIR`): the array's directory of manifests and streams, and a copy of it
  * in $UNITMETER_SLURM_ARRAY_DIR when that is set, since the test's own directory goes at its end.
  */
@@ -814,22 +786,23 @@ static void keep_limits_array(const char *dir)
 }
 
 /*
- * h. The array read back as a user would after it ran: `summary --tasks` names how each task
+ * h. The array read back as a user would after it ran: `summary --by-task` names how each task
  * ended, from the manifests alone (the kernel's OOM mark, the signal, the limits), and the
  * array's page is titled by the job and flags the two killed tasks.
  */
 static void read_limits_array_back(const char *dir, const char *id)
 {
-	static const char *const ended[LIMITS_TASKS] = { "ok", "timed out", "OOM-killed", "ok" };
+	static const char *const ended[LIMITS_TASKS] = { "COMPLETED", "TIMEOUT", "OUT_OF_MEMORY",
+								    "COMPLETED" };
 	char *out, *html, title[64], task[16];
 	const json_t *tasks;
 	json_t *j;
 	int status;
 
-	out = sh_out(&status, "%s summary --tasks --json %s", unitmeter_bin(), dir);
-	cr_assert_eq(status, 0, "summary --tasks %s: %s", dir, out);
+	out = sh_out(&status, "%s summary --by-task --json %s", unitmeter_bin(), dir);
+	cr_assert_eq(status, 0, "summary --by-task %s: %s", dir, out);
 	j = json_loads(out, 0, NULL);
-	cr_assert_not_null(j, "summary --tasks --json printed no JSON: %s", out);
+	cr_assert_not_null(j, "summary --by-task --json printed no JSON: %s", out);
 	tasks = json_object_get(json_array_get(json_object_get(j, "jobs"), 0), "tasks");
 	cr_assert_eq(json_array_size(tasks), LIMITS_TASKS, "%s", out);
 	for (int k = 0; k < LIMITS_TASKS; k++) {
@@ -851,7 +824,7 @@ static void read_limits_array_back(const char *dir, const char *id)
 	cr_assert_eq(status, 0, "report %s failed", dir);
 	snprintf(title, sizeof(title), "job %s array, %d tasks", id, LIMITS_TASKS);
 	cr_expect(strstr(html, title), "the array page is not titled '%s'", title);
-	cr_expect(strstr(html, "timed out") && strstr(html, "OOM-killed"),
+	cr_expect(strstr(html, "TIMEOUT") && strstr(html, "OUT_OF_MEMORY"),
 		  "the array page does not flag the killed tasks");
 	free(html);
 }

@@ -208,9 +208,9 @@ Test(summary, an_array_of_100000_units_in_20_manifests_under_a_memory_bound)
 	json_decref(s);
 	um_result_free(&r);
 	/* a directory: its manifests, each a task */
-	um_run(&r, false, (const char *[]){ "summary", "--tasks", "--json", man.dir, NULL });
+	um_run(&r, false, (const char *[]){ "summary", "--by-task", "--json", man.dir, NULL });
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	expect_array_rss_bounded("summary --tasks");
+	expect_array_rss_bounded("summary --by-task");
 	s = json_loads(r.out, 0, NULL);
 	cr_assert_not_null(s, "%s", r.out);
 	tasks = json_object_get(json_array_get(json_object_get(s, "jobs"), 0), "tasks");
@@ -261,7 +261,7 @@ Test(summary, the_streaming_reader_reads_as_the_document_reader_does)
 		rc = um_load_units(path, units, err, sizeof(err));
 		if (!rc)
 			doc_summary = um_summarise(units);
-		streamed = um_summarise_files(files, 1, err2, sizeof(err2));
+		streamed = um_summarise_files(files, 1, NULL, err2, sizeof(err2));
 		if (rc) {
 			cr_expect_null(streamed, "line %zu: refused by jansson (%s), taken streamed",
 				       i, err);
@@ -355,7 +355,7 @@ Test(summary, a_manifest_is_read_as_jansson_reads_it)
 		rc = um_load_units(path, loaded, err, sizeof(err));
 		if (!rc)
 			doc_summary = um_summarise(loaded);
-		streamed = um_summarise_files(files, 1, err2, sizeof(err2));
+		streamed = um_summarise_files(files, 1, NULL, err2, sizeof(err2));
 		rc3 = um_read_units(path, count_units, &given, &rest, err3, sizeof(err3));
 		if (rc) {
 			cr_expect_null(streamed, "case %zu: refused by jansson (%s), taken", i, err);
@@ -484,14 +484,15 @@ Test(summary, tasks_prints_each_task_against_its_limits_nearest_first)
 {
 	static const char expected[] =
 		"job 4242 array, 5 tasks\n"
-		"TASK       EXIT        UNITS INCOMPLETE      WALL TIMELIMIT  USED     CHARGE   MEMLIMIT  USED   CPUS GIVEN\n"
-		"3          timed out       2          1   0:59:50   1:00:00  100%     500.0M    1024.0M   49%   0.97     2\n"
-		"2          OOM-killed      2          1   0:05:00   1:00:00    8%    1020.0M    1024.0M  100%   0.97     2\n"
-		"1          ok              3          0   0:10:00   1:00:00   17%     400.0M    1024.0M   39%   1.83     2\n"
-		"4          failed          1          0   0:01:40   1:00:00    3%     200.0M    1024.0M   20%   0.50     2\n"
-		"5          unknown         3          0         -         -     -          -          -     -      -     -\n"
+		"TASK       STATE          UNITS INCOMPLETE      WALL TIMELIMIT TIME%     MEMORY   MEMLIMIT  MEM%   CPUS GIVEN\n"
+		"3          TIMEOUT            2          1   0:59:50   1:00:00  100%     500.0M    1024.0M   49%   0.97     2\n"
+		"2          OUT_OF_MEMORY      2          1   0:05:00   1:00:00    8%    1020.0M    1024.0M  100%   0.97     2\n"
+		"1          COMPLETED          3          0   0:10:00   1:00:00   17%     400.0M    1024.0M   39%   1.83     2\n"
+		"4          FAILED             1          0   0:01:40   1:00:00    3%     200.0M    1024.0M   20%   0.50     2\n"
+		"5          UNKNOWN            3          0         -         -     -          -          -     -      -     -\n"
+		"\nMEMORY: the task's peak memory (cgroup), what --mem is enforced on; CPUS: cores used on average, GIVEN: --cpus-per-task\n"
 		"\n- : not known; a task with no manifest (its tracer was killed) has only its units stream\n";
-	const char *args[] = { "summary", "--tasks", NULL, NULL };
+	const char *args[] = { "summary", "--by-task", NULL, NULL };
 	struct um_result r;
 
 	args[2] = fixture("array/");
@@ -518,7 +519,7 @@ static const json_t *task_of(const json_t *tasks, const char *name)
 Test(summary, tasks_as_json_groups_by_job_with_null_where_unknown)
 {
 	char *array = strdup(fixture("array")); /* fixture() gives one buffer */
-	const char *args[] = { "summary", "--tasks", "--json", array, NULL, NULL };
+	const char *args[] = { "summary", "--by-task", "--json", array, NULL, NULL };
 	const json_t *jobs, *tasks, *t;
 	json_t *j;
 
@@ -534,7 +535,7 @@ Test(summary, tasks_as_json_groups_by_job_with_null_where_unknown)
 			 "1 run outside SLURM");
 	tasks = json_object_get(json_array_get(jobs, 0), "tasks");
 	t = task_of(tasks, "2");
-	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "OOM-killed");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "OUT_OF_MEMORY");
 	cr_expect_eq(jnum(t, "exit_signal"), 9);
 	cr_expect_eq(jnum(t, "peak_charge_bytes"), 1020.0 * 1048576);
 	cr_expect_eq(jnum(t, "memory_limit_bytes"), 1024.0 * 1048576);
@@ -542,11 +543,11 @@ Test(summary, tasks_as_json_groups_by_job_with_null_where_unknown)
 	cr_expect_eq(jnum(jget(t, "biggest_unit"), "index"), 1);
 	cr_expect_eq(jnum(jget(t, "biggest_unit"), "peak_rss_bytes"), 1000.0 * 1048576);
 	t = task_of(tasks, "3");
-	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "timed out");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "TIMEOUT");
 	cr_expect_float_eq(jnum(t, "time_used"), 3590.0 / 3600, 1e-12);
 	cr_expect_eq(jnum(jget(t, "slowest_unit"), "wall_s"), 1800.0);
 	t = task_of(tasks, "5");
-	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "unknown");
+	cr_expect_str_eq(json_string_value(json_object_get(t, "exit")), "UNKNOWN");
 	cr_expect_eq(json_is_true(json_object_get(t, "manifest")), false);
 	cr_expect(json_is_null(json_object_get(t, "wall_s")));
 	cr_expect(json_is_null(json_object_get(t, "memory_limit_bytes")));
@@ -600,7 +601,7 @@ Test(summary, a_task_exit_is_classified_by_its_signal_and_its_limits)
 Test(summary, tasks_refuse_a_bad_file_naming_file_and_line)
 {
 	char *array = strdup(fixture("array")); /* fixture() gives one buffer */
-	const char *args[] = { "summary", "--tasks", array, NULL, NULL };
+	const char *args[] = { "summary", "--by-task", array, NULL, NULL };
 	struct um_result r;
 
 	args[3] = fixture("summary/truncated.units.jsonl");
@@ -635,7 +636,7 @@ Test(summary, a_task_named_twice_or_with_its_stream_is_read_once)
 	char *stream = strdup(fixture("array/4242_1.batch.0.units.jsonl"));
 	char *respelt = strdup(fixture("array/../array/4242_5.batch.0.units.jsonl"));
 	const char *pair[] = { "summary", "--json", manifest, stream, NULL };
-	const char *all[] = { "summary", "--tasks", "--json", dir, respelt, stream, manifest, NULL };
+	const char *all[] = { "summary", "--by-task", "--json", dir, respelt, stream, manifest, NULL };
 	struct um_result r;
 	json_t *s, *jobs;
 

@@ -519,7 +519,7 @@ static void expect_refused(const char *spec, const char *cmd, const char *messag
 	const char *args[] = { "run", "--unit", spec, cmd, NULL };
 
 	um_run(&r, true, args);
-	cr_expect_eq(r.status, 2, "status %d for --unit %s", r.status, spec);
+	cr_expect_eq(r.status, RUN_FAILED, "status %d for --unit %s", r.status, spec);
 	cr_expect_not_null(strstr(r.err, message), "stderr: %s", r.err);
 	cr_expect_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "not one line: %s", r.err);
 	cr_expect_null(r.manifest, "nothing may start");
