@@ -44,7 +44,8 @@ struct um_options {
 	char **inputs;       /* summary: files; project, report: files, a list to free */
 	int n_inputs;
 	struct project_options project;
-	bool project_json; /* project --format json */
+	bool project_json; /* project --json, or --format json */
+	const char *tmp_dir; /* run, attach --tmp-dir; NULL: $TMPDIR, else /tmp */
 };
 
 /*
