@@ -940,6 +940,8 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(inputs, "time_stat", json_string(opt->time_max ? "max" : "p90"));
 	json_object_set_new(inputs, "max_time_s",
 			    opt->max_time_s > 0 ? json_real(opt->max_time_s) : json_null());
+	json_object_set_new(inputs, "tmp_dir", in->tmp_dir[0] ? json_string(in->tmp_dir)
+							      : json_null());
 
 	json_object_set_new(unit, "stat_used", json_string(p->used_max ? "max" : "p90"));
 	json_object_set_new(unit, "wall_s", json_real(p->wall_unit_s));
@@ -956,6 +958,9 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(unit, "output_bytes_max",
 			    p->output_unit_bytes >= 0 ? json_integer((json_int_t)p->output_unit_bytes)
 						      : json_null());
+	json_object_set_new(unit, "tmp_output_bytes_max",
+			    p->tmp_unit_bytes >= 0 ? json_integer((json_int_t)p->tmp_unit_bytes)
+						   : json_null());
 	json_object_set_new(unit, "unit_time_s", json_real(p->cycle_unit_s));
 	json_object_set_new(unit, "fixed_s", p->fixed_s >= 0 ? json_real(p->fixed_s) : json_null());
 	json_object_set_new(unit, "fixed_before_first_unit_s",
@@ -1004,6 +1009,12 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 				    : json_null());
 	json_object_set_new(req, "cpus_per_task", json_integer(p->cpus));
 	json_object_set_new(req, "tmp_mib", p->tmp_mib ? json_integer(p->tmp_mib) : json_null());
+	/* requested, below_threshold (under tmp_threshold_bytes a task) or not_measured */
+	json_object_set_new(req, "tmp_decision", json_string(p->tmp_decision));
+	json_object_set_new(req, "tmp_task_bytes", p->tmp_task_bytes >= 0
+				    ? json_integer((json_int_t)ceil(p->tmp_task_bytes)) : json_null());
+	json_object_set_new(req, "tmp_threshold_bytes",
+			    json_integer((json_int_t)UM_TMP_REQUEST_MIN_BYTES));
 	json_object_set_new(req, "tasks", json_integer(p->tasks));
 	json_object_set_new(req, "units_per_task", json_integer(p->units_per_task));
 	json_object_set_new(req, "array", json_sprintf("0-%lld", p->tasks - 1));
