@@ -27,6 +27,8 @@ const volatile __u32 nr_possible_cpus = 1;
 const volatile __u64 page_size;
 const volatile __u32 thread_rss_caches;
 const volatile __u64 charge_cgroup_id;
+const volatile __u64 tmp_dir_dev;
+const volatile __u64 tmp_dir_ino;
 
 __s64 group_rss_bytes;
 __u64 group_peak_rss_bytes;

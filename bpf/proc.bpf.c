@@ -200,6 +200,7 @@ __noinline int proc_finish_locked(__u32 tgid, __u64 now)
 		rec->peak_rss_bytes = proc->peak_rss_bytes;
 		rec->page_alloc_bytes = proc->page_alloc_bytes;
 		rec->output_bytes = proc->output_bytes;
+		rec->tmp_output_bytes = tmp_dir_ino ? proc->tmp_output_bytes : UM_TMP_UNKNOWN;
 		rec->exit_code = proc->exit_code;
 		rec->threads = proc->threads_seen;
 		rec->oom_victim = !!(proc->flags & UM_PROC_OOM_VICTIM);

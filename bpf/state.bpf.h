@@ -54,7 +54,7 @@ typedef struct {
 	__type(value, __u64);
 } pending_mm_map_t;
 
-/* tid inside a write-family syscall on a regular file -> 1 */
+/* tid inside a write-family syscall on a regular file -> UM_WRITE_REGULAR or UM_WRITE_TMP_DIR */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -132,6 +132,13 @@ extern const volatile __u64 page_size;
  * the per-CPU mm counters): rss.bpf.c then reads them where they change.
  */
 extern const volatile __u32 thread_rss_caches;
+/*
+ * The node-local tmp dir whose writes count toward tmp_output_bytes, set by the loader: its
+ * superblock's s_dev in the kernel's encoding (MKDEV: major << 20 | minor) and its inode number;
+ * 0: no dir (the figure is null in the outputs).
+ */
+extern const volatile __u64 tmp_dir_dev;
+extern const volatile __u64 tmp_dir_ino;
 
 /* Set by the loader when every tracked thread it started with carries the mark. */
 extern __u32 trust_marks;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The system calls unitmeter watches, from the raw sys_enter/sys_exit tracepoints:
- * - write family: bytes returned on regular files (output_bytes). The fd's type is checked on
- *   entry, since the file table may change before exit; the count is known only on exit.
+ * - write family: bytes returned on regular files (output_bytes), and of those, the bytes on
+ *   files under the node-local tmp dir (tmp_output_bytes, what SLURM's --tmp asks for). The
+ *   fd's file is checked on entry, since the file table may change before exit; the count is
+ *   known only on exit.
  * - fork family: a tracked thread inside clone/fork/vfork gets an empty pending_mm slot, so the
  *   first unknown mm it touches is taken as its child's copy (rss.bpf.c).
  * - exit and exit_group: the pages the thread's CPU holds for it are charged now. Its final
@@ -66,21 +68,62 @@ static __always_inline bool is_fork(long id)
 	return id == NR_clone || id == NR_clone3;
 }
 
-static __always_inline bool fd_is_regular_file(unsigned long fd)
+/* The file an fd names in the current task, or NULL. */
+static __always_inline struct file *fd_file(unsigned long fd)
 {
 	/* probe reads in any case: the file table is not reachable by direct loads */
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *file = NULL;
-	umode_t mode;
 
 	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
+		return NULL;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
+		return NULL;
+	return file;
+}
+
+/*
+ * Whether the file lies under the tmp dir (tmp_dir_dev, tmp_dir_ino: its superblock's s_dev in
+ * the kernel's encoding and its inode number, set by the loader). Walks the dentry's parents up
+ * to UM_TMP_DIR_DEPTH levels with a bounded loop (a 5.10 verifier takes it; bpf_loop is 5.17).
+ * What the walk cannot see: a file deeper than that below the dir; and since a dentry's parents
+ * end at its filesystem's root, a file on a filesystem or bind mount mounted inside the dir
+ * (its walk stops at that mount's root, below the dir). A bind mount of the dir itself (SLURM's
+ * job_container/tmpfs) is seen: its files' parents are the source directory's dentries.
+ */
+static __always_inline bool file_under_tmp_dir(struct file *file)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry), *parent;
+
+	if (!tmp_dir_ino || !d)
 		return false;
+	for (int i = 0; i <= UM_TMP_DIR_DEPTH; i++) {
+		parent = BPF_CORE_READ(d, d_parent);
+		/* the file itself is not the dir: start the comparison at its parent */
+		if (!parent || parent == d)
+			return false;
+		d = parent;
+		if (BPF_CORE_READ(d, d_inode, i_ino) == tmp_dir_ino &&
+		    BPF_CORE_READ(d, d_sb, s_dev) == tmp_dir_dev)
+			return true;
+	}
+	return false;
+}
+
+/* What a write on fd is: 0 (not a regular file), UM_WRITE_REGULAR, or UM_WRITE_TMP_DIR. */
+static __always_inline __u32 write_kind(unsigned long fd)
+{
+	struct file *file = fd_file(fd);
+	umode_t mode;
+
+	if (!file)
+		return 0;
 	mode = BPF_CORE_READ(file, f_inode, i_mode);
-	return (mode & UM_S_IFMT) == UM_S_IFREG;
+	if ((mode & UM_S_IFMT) != UM_S_IFREG)
+		return 0;
+	return file_under_tmp_dir(file) ? UM_WRITE_TMP_DIR : UM_WRITE_REGULAR;
 }
 
 SEC("tp_btf/sys_enter")
@@ -115,9 +158,10 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 		__u64 none = 0;
 
 		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
-	} else if (fd_is_regular_file(PT_REGS_PARM1_CORE_SYSCALL(regs))) {
-		mark = 1;
-		bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);
+	} else {
+		mark = write_kind(PT_REGS_PARM1_CORE_SYSCALL(regs));
+		if (mark)
+			bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);
 	}
 	return 0;
 }
@@ -127,8 +171,9 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
 	long id = SYSCALL_NR(regs); /* a direct load: this runs at every syscall's return */
 	__u64 pid_tgid;
-	__u32 tgid, tid;
+	__u32 tgid, tid, *kind;
 	struct um_proc *proc;
+	bool under_tmp;
 
 	/* only a tracked thread's enter left a pending entry to settle */
 	if ((!is_write(id) && !is_fork(id)) || !current_tracked())
@@ -140,8 +185,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		bpf_map_delete_elem(&pending_mm, &tid);
 		return 0;
 	}
-	if (!bpf_map_lookup_elem(&pending_write, &tid))
+	kind = bpf_map_lookup_elem(&pending_write, &tid);
+	if (!kind)
 		return 0;
+	under_tmp = *kind == UM_WRITE_TMP_DIR;
 	bpf_map_delete_elem(&pending_write, &tid);
 	tgid = pid_tgid >> 32;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
@@ -150,5 +197,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	__sync_fetch_and_add(&proc->output_bytes, ret);
 	UNIT_ADD(proc->units[0], output_bytes, ret);
 	UNIT_ADD(proc->units[1], output_bytes, ret);
+	if (under_tmp) {
+		__sync_fetch_and_add(&proc->tmp_output_bytes, ret);
+		UNIT_ADD(proc->units[0], tmp_output_bytes, ret);
+		UNIT_ADD(proc->units[1], tmp_output_bytes, ret);
+	}
 	return 0;
 }

@@ -34,6 +34,16 @@
  * every open one's peak. More open units at a time: their charge peak is null.
  */
 #define UM_CHARGE_WATCHERS 64
+/*
+ * The node-local scratch directory (SLURM's --tmp): a write counts toward tmp_output_bytes when
+ * the file lies at most this many directories below it (syscalls.bpf.c walks up this far).
+ */
+#define UM_TMP_DIR_DEPTH 16
+/* pending_write values: a write on a regular file, and one under the tmp dir */
+#define UM_WRITE_REGULAR 1
+#define UM_WRITE_TMP_DIR 2
+/* tmp_output_bytes of a run without a tmp dir (the loader found none): null in the outputs */
+#define UM_TMP_UNKNOWN (~0ULL)
 /* A charge figure that could not be read (no memory cgroup known): null in the outputs. */
 #define UM_CHARGE_UNKNOWN (~0ULL)
 /* Possible CPUs whose share of an mm counter is summed (rss.bpf.c); more: refused at start. */
@@ -155,8 +165,9 @@ struct um_proc_exit {
 	__u32 threads;   /* threads the process ever had */
 	__u32 oom_victim; /* 1: the OOM killer ended it (UM_PROC_OOM_VICTIM) */
 	__u32 pad;
+	__u64 tmp_output_bytes; /* of output_bytes, those written under the node-local tmp dir */
 };
-_Static_assert(sizeof(struct um_proc_exit) == 64, "um_proc_exit layout");
+_Static_assert(sizeof(struct um_proc_exit) == 72, "um_proc_exit layout");
 
 struct um_unit_record {
 	__u32 type; /* UM_REC_UNIT */
@@ -185,8 +196,9 @@ struct um_unit_record {
 	__u64 peak_gpu_managed_bytes;
 	__u32 gpu_seen;
 	__u32 gpu_pad;
+	__u64 tmp_output_bytes; /* of output_bytes, those written under the node-local tmp dir */
 };
-_Static_assert(sizeof(struct um_unit_record) == 208, "um_unit_record layout");
+_Static_assert(sizeof(struct um_unit_record) == 216, "um_unit_record layout");
 
 /* procs map value, keyed by tgid. */
 struct um_proc {
@@ -208,6 +220,7 @@ struct um_proc {
 	__u64 peak_rss_bytes; /* of mms this process no longer uses */
 	__u64 page_alloc_bytes;
 	__u64 output_bytes;
+	__u64 tmp_output_bytes; /* of output_bytes, those under the node-local tmp dir */
 	/* attach: the counters read from /proc, used until the kernel reports each one */
 	__u64 initial_member_bytes[UM_MM_NR_MEMBERS];
 };
@@ -272,6 +285,7 @@ struct um_unit {
 	__u64 n_rss_changes;
 	__u64 page_alloc_bytes;
 	__u64 output_bytes;
+	__u64 tmp_output_bytes; /* of output_bytes, those under the node-local tmp dir */
 	__u32 processes;
 	__u32 threads;
 	__u64 start_steal_ns; /* the opening CPU's cumulative steal time at entry */

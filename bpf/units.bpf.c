@@ -149,6 +149,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		rec->n_rss_changes = unit->n_rss_changes;
 		rec->page_alloc_bytes = unit->page_alloc_bytes;
 		rec->output_bytes = unit->output_bytes;
+		rec->tmp_output_bytes = tmp_dir_ino ? unit->tmp_output_bytes : UM_TMP_UNKNOWN;
 		rec->processes = unit->processes;
 		rec->threads = unit->threads;
 		rec->start_charge_bytes = unit->start_charge_bytes;
@@ -258,6 +259,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	unit->n_rss_changes = 0;
 	unit->page_alloc_bytes = 0;
 	unit->output_bytes = 0;
+	unit->tmp_output_bytes = 0;
 	unit->processes = 1;
 	/* not live_threads: a helper joined just before this call may not have switched out dead
 	 * yet (seen in guests: one thread too many); never more than live_threads */

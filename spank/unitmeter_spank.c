@@ -205,6 +205,9 @@ struct task_ids {
 	mode_t umask;  /* the job's, from SLURM_UMASK */
 	/* for the manifest's run.limits: attach --slurm-job JOB,ARRAY_JOB,ARRAY_TASK,STEP,TIME */
 	char slurm_job[96];
+	/* the job's TMPDIR, "" when unset: attach --tmp-dir, the node-local scratch whose
+	 * writes count toward --tmp (the job's own /tmp otherwise, seen through its root) */
+	char tmpdir[4096];
 };
 
 /*
@@ -281,6 +284,8 @@ static int get_ids(spank_t sp, struct task_ids *t)
 	t->umask = 022;
 	if (spank_getenv(sp, "SLURM_UMASK", mask, sizeof(mask)) == ESPANK_SUCCESS)
 		t->umask = (mode_t)strtoul(mask, NULL, 8) & 0777;
+	if (spank_getenv(sp, "TMPDIR", t->tmpdir, sizeof(t->tmpdir)) != ESPANK_SUCCESS)
+		t->tmpdir[0] = '\0';
 	return 0;
 }
 
@@ -428,7 +433,7 @@ static void exec_tracer(const struct task_ids *t, const struct outputs *o, int r
 			int log_fd, pid_t task)
 {
 	char *specs = strdup(opt_specs), *save = NULL, pid_arg[24], owner[48], ready_arg[8];
-	char *argv[20 + 2 * MAX_SPECS]; /* 17 fixed words and the NULL, 2 per spec */
+	char *argv[22 + 2 * MAX_SPECS]; /* 19 fixed words and the NULL, 2 per spec */
 	/* a clean environment: the tracer runs as root and must not take the user's LD_PRELOAD,
 	 * PYTHONPATH or the like, nor slurmstepd's */
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
@@ -482,6 +487,10 @@ static void exec_tracer(const struct task_ids *t, const struct outputs *o, int r
 	argv[n++] = owner;
 	argv[n++] = "--slurm-job";
 	argv[n++] = (char *)t->slurm_job;
+	if (t->tmpdir[0]) {
+		argv[n++] = "--tmp-dir";
+		argv[n++] = (char *)t->tmpdir;
+	}
 	argv[n++] = "--ready-fd";
 	argv[n++] = ready_arg;
 	argv[n++] = "-q";

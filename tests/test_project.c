@@ -104,8 +104,9 @@ Test(project, ten_units_by_hand)
 	cr_expect_eq(p.mem_mib, 1500);
 	/* 1.22 cores -> 2 */
 	cr_expect_eq(p.cpus, 2);
-	/* 5 units x 2 MiB x 1.5 = 15 MiB */
-	cr_expect_eq(p.tmp_mib, 15);
+	/* the units carry no tmp_output_bytes (their 2 MiB each went anywhere): no --tmp */
+	cr_expect_eq(p.tmp_mib, 0);
+	cr_expect_str_eq(p.tmp_decision, "not_measured");
 	cr_expect_eq(p.tasks, 10);
 	cr_expect_eq(p.units_per_task, 5);
 	cr_expect(has_note(&p, "unknown from units streams"));
@@ -140,8 +141,9 @@ Test(project, manifest_with_run_outside_time_and_an_incomplete_unit)
 	 * incomplete one's 500 MiB is left out): 600 x 1.25 = 750 */
 	cr_expect_eq(p.mem_mib, 750);
 	cr_expect_eq(p.cpus, 1);
-	/* 10 units x 2 MiB x 1.25 = 25 MiB */
-	cr_expect_eq(p.tmp_mib, 25);
+	/* 2 MiB a unit written, but the manifest predates tmp_output_bytes: no --tmp */
+	cr_expect_eq(p.tmp_mib, 0);
+	cr_expect_str_eq(p.tmp_decision, "not_measured");
 	cr_expect_eq(p.tasks, 4);
 	cr_expect(has_note(&p, "1 unit cut short"));
 	um_project_input_free(&in);
@@ -182,7 +184,7 @@ Test(project, rounding_edges)
 	cr_expect_eq(p.cpus, 1, "1.04 cores is one core and kernel work");
 	cr_expect_eq(p.mem_mib, 1, "a byte still needs a MiB");
 	cr_expect_eq(p.tmp_mib, 0);
-	cr_expect(strstr(p.derivation[3], "not recorded"));
+	cr_expect(strstr(p.derivation[3], "not measured"));
 
 	/* 60.5 s: two minutes; 1.06 cores: two */
 	for (int i = 0; i < 5; i++) {
@@ -305,7 +307,7 @@ Test(project, timeline_gives_fixed_part_gaps_and_the_charge)
 	/* charge: units 100, 200, 150 MiB (the incomplete one's 900 left out), run 220 MiB */
 	cr_expect(p.mem_from_charge);
 	cr_expect_eq(p.mem_mib, 220);
-	cr_expect(strstr(p.derivation[1], "memory charge"), "%s", p.derivation[1]);
+	cr_expect(strstr(p.derivation[1], "memory (cgroup)"), "%s", p.derivation[1]);
 	cr_expect(strstr(p.derivation[1], "peak RSS is 400.0 MiB"), "%s", p.derivation[1]);
 	cr_expect(has_note(&p, "shared by forked processes"));
 	um_project_input_free(&in);
@@ -636,10 +638,10 @@ Test(project, command_prints_header_and_json)
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --time=00:02:00\n"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --mem=750M\n"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --cpus-per-task=1\n"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "\n#SBATCH --tmp=25M\n"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "\n#SBATCH --tmp"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --array=0-3\n"), "%s", r.out);
 	cr_expect_not_null(strstr(r.out, "\n#SBATCH --partition=short\n"), "%s", r.out);
-	cr_expect_not_null(strstr(r.out, "# --mem: whole-run peak RSS 600.0 MiB"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "# --mem: the whole run's peak RSS 600.0 MiB"), "%s", r.out);
 	/* each option line alone on its line, each preceded by the comment that derives it */
 	for (char *line = strstr(r.out, "\n#SBATCH "); line; line = strstr(line + 1, "\n#SBATCH ")) {
 		cr_expect_null(strchr(line + 9, ' ') < strchr(line + 1, '\n') ? strchr(line + 9, ' ')
@@ -647,7 +649,7 @@ Test(project, command_prints_header_and_json)
 			       "a space after the option: %.40s", line + 1);
 		sbatch_lines++;
 	}
-	cr_expect_eq(sbatch_lines, 6);
+	cr_expect_eq(sbatch_lines, 5); /* no --tmp: the manifest predates tmp_output_bytes */
 	um_result_free(&r);
 
 	um_run(&r, false, js);
@@ -661,6 +663,24 @@ Test(project, command_prints_header_and_json)
 	cr_expect_gt(json_array_size(jget(j, "notes")), 0);
 	json_decref(j);
 	um_result_free(&r);
+}
+
+/* The header's comment lines joined where they were wrapped at 100 columns ("\n#   "). */
+static void unwrap_comments(char *s)
+{
+	char *w = s;
+
+	for (const char *r = s; *r;) {
+		if (!strncmp(r, "\n#   ", 5) && strncmp(r, "\n#   fixed", 10) &&
+		    strncmp(r, "\n#   warm-up", 12) && strncmp(r, "\n#   units:", 11) &&
+		    strncmp(r, "\n#   workers", 12)) {
+			*w++ = ' ';
+			r += 5;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
 }
 
 /*
@@ -678,12 +698,14 @@ Test(project, the_header_names_a_few_files_and_counts_many)
 
 	um_run(&r, false, few);
 	cr_assert_eq(r.status, 0, "%s", r.err);
+	unwrap_comments(r.out);
 	snprintf(want, sizeof(want), "of 40 units, from %s\n", calib);
 	cr_expect_not_null(strstr(r.out, want), "%s", r.out);
 	um_result_free(&r);
 
 	um_run(&r, false, many);
 	cr_assert_eq(r.status, 0, "%s", r.err);
+	unwrap_comments(r.out);
 	snprintf(want, sizeof(want),
 		 "from 5 files in %s/ (4242_1.batch.0.json ... 4242_5.batch.0.units.jsonl)\n", dir);
 	cr_expect_not_null(strstr(r.out, want), "%s", r.out);
@@ -799,6 +821,7 @@ static char *project_of(const char *file, const char *units, const char *tasks,
 	args[n] = NULL;
 	um_run(&r, false, args);
 	cr_assert_eq(r.status, 0, "%s: %s", file, r.err);
+	unwrap_comments(r.out);
 	out = strdup(r.out);
 	cr_assert_not_null(out);
 	um_result_free(&r);
@@ -1029,4 +1052,151 @@ Test(project, percentile_by_selection_is_the_sorted_one)
 	}
 	free(v);
 	free(sorted);
+}
+
+/* `unitmeter project ARGS...` (NULL-terminated), which must exit 0: its stdout (malloc'd). */
+static char *project_out(const char *const *args)
+{
+	struct um_result r;
+	char *out;
+
+	um_run(&r, false, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	out = strdup(r.out);
+	cr_assert_not_null(out);
+	um_result_free(&r);
+	return out;
+}
+
+/*
+ * tests/fixtures/project/tmp.json: 4 units each wrote 8 MiB to files, of which 1 MiB (one unit
+ * 0.5 MiB) under the node-local tmp dir /scratch/job42. 100 units a task: 100 x 1 MiB x 1.25 =
+ * 125 MiB, past 64 MiB: --tmp=125M. 10 a task: 12.5 MiB, under it: no --tmp line.
+ */
+Test(project, tmp_from_node_local_writes_only_from_64_mib_a_task)
+{
+	const char *f = fixture("project/tmp.json");
+	char *big = project_out((const char *[]){ "project", f, "--units", "400", "--tasks", "4",
+						  NULL });
+	char *small = project_out((const char *[]){ "project", f, "--units", "400", "--tasks", "40",
+						    NULL });
+	json_t *j = project_json_of(f, "400", "4"), *req = jget(j, "request");
+
+	cr_expect_not_null(strstr(big, "\n#SBATCH --tmp=125M\n"), "%s", big);
+	cr_expect_not_null(strstr(big, "a unit wrote at most 1.0 MiB under /scratch/job42"), "%s", big);
+	cr_expect_null(strstr(small, "#SBATCH --tmp"), "%s", small);
+	cr_expect_not_null(strstr(small, "# no --tmp: a unit wrote at most 1.0 MiB under /scratch/job42"),
+			   "%s", small);
+	cr_expect_not_null(strstr(small, "= 12.5 MiB a task, under 64.0 MiB"), "%s", small);
+	cr_expect_eq(jnum(req, "tmp_mib"), 125);
+	cr_expect_str_eq(json_string_value(jget(req, "tmp_decision")), "requested");
+	cr_expect_eq(jnum(jget(j, "per_unit"), "tmp_output_bytes_max"), 1048576);
+	cr_expect_str_eq(json_string_value(jget(jget(j, "inputs"), "tmp_dir")), "/scratch/job42");
+	json_decref(j);
+	j = project_json_of(f, "400", "40");
+	cr_expect(json_is_null(jget(jget(j, "request"), "tmp_mib")));
+	cr_expect_str_eq(json_string_value(jget(jget(j, "request"), "tmp_decision")),
+			 "below_threshold");
+	json_decref(j);
+	free(big);
+	free(small);
+}
+
+/* A manifest from before the figure (calib.json's units wrote 1 MiB each, anywhere): no --tmp
+ * line, and a note that says why. */
+Test(project, no_tmp_from_files_that_predate_the_figure)
+{
+	char *out = project_out((const char *[]){ "project", fixture("project/calib.json"),
+						  "--units", "4000", "--tasks", "4", NULL });
+	json_t *j = project_json_of(fixture("project/calib.json"), "4000", "4");
+
+	unwrap_comments(out);
+	cr_expect_null(strstr(out, "#SBATCH --tmp"), "%s", out);
+	cr_expect_not_null(strstr(out, "# note: no --tmp line: what the units wrote to node-local "
+				       "scratch was not"), "%s", out);
+	cr_expect_not_null(strstr(out, "predates unitmeter's count of node-local writes"), "%s", out);
+	cr_expect(json_is_null(jget(jget(j, "per_unit"), "tmp_output_bytes_max")));
+	cr_expect_str_eq(json_string_value(jget(jget(j, "request"), "tmp_decision")), "not_measured");
+	json_decref(j);
+	free(out);
+}
+
+/* Every line of the default header of every fixture fits 100 columns, says no "charge", and
+ * ends with the pointer to --explain. */
+Test(project, default_header_lines_fit_100_columns)
+{
+	static const char *const files[] = { "project/calib.json", "project/nocharge.json",
+		"project/pool.json", "project/timeline.json", "project/gpu.json",
+		"project/gpu_nvml.json", "project/gpu_prealloc.json", "project/tmp.json",
+		"project/gpu.units.jsonl", "array" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *out = project_out((const char *[]){ "project", fixture(files[i]), "--units",
+							  "5000", "--tasks", "7", "--workers", "3",
+							  NULL });
+		int lineno = 0;
+
+		for (char *line = out, *end; *line; line = end + 1) {
+			end = strchrnul(line, '\n');
+			lineno++;
+			cr_expect_leq(end - line, 100, "%s line %d: %.*s", files[i], lineno,
+				      (int)(end - line), line);
+			if (!*end)
+				break;
+		}
+		/* the word, not the fixture named nocharge.json */
+		cr_expect_null(strstr(out, " charge"), "%s: %s", files[i], out);
+		cr_expect_null(strstr(out, "charge "), "%s: %s", files[i], out);
+		cr_expect_not_null(strstr(out, "\n# (unitmeter project --explain: "), "%s", out);
+		/* the time model's parts are --explain's */
+		cr_expect_null(strstr(out, "#   fixed: "), "%s", out);
+		free(out);
+	}
+}
+
+/* --explain: the whole derivation, still within 100 columns a line. */
+Test(project, explain_prints_the_derivation)
+{
+	const char *f = fixture("project/timeline.json");
+	char *out = project_out((const char *[]){ "project", f, "--units", "40", "--explain", NULL });
+	json_t *j = project_json_of(f, "40", "1");
+	const char *parts = json_string_value(json_array_get(jget(jget(j, "derivation"),
+								   "time_parts"), 0));
+
+	for (char *line = out, *end; *line; line = end + 1) {
+		end = strchrnul(line, '\n');
+		cr_expect_leq(end - line, 100, "%.*s", (int)(end - line), line);
+		if (!*end)
+			break;
+	}
+	cr_expect_not_null(parts);
+	unwrap_comments(out);
+	cr_expect_not_null(strstr(out, "#   fixed: 3.00 s before the first unit + 2.00 s after the"),
+			   "%s", out);
+	cr_expect_not_null(strstr(out, "#   warm-up: "), "%s", out);
+	cr_expect_not_null(strstr(out, "#   units: "), "%s", out);
+	cr_expect_not_null(strstr(out, "#   workers: "), "%s", out);
+	cr_expect_not_null(strstr(out, "# --cpus-per-task: 1 worker x max CPU utilisation"), "%s",
+			   out);
+	cr_expect_null(strstr(out, "--explain: how"), "%s", out);
+
+	json_decref(j);
+	free(out);
+}
+
+/* --json is --format json. */
+Test(project, json_switch_is_format_json)
+{
+	const char *f = fixture("project/pool.json");
+	char *a = project_out((const char *[]){ "project", f, "--units", "300", "--json", NULL });
+	char *b = project_out((const char *[]){ "project", "--format", "json", f, "--units", "300",
+						NULL });
+
+	json_t *j = json_loads(a, 0, NULL);
+
+	cr_expect_str_eq(a, b);
+	cr_expect_not_null(j, "%s", a);
+	json_decref(j);
+	free(a);
+	free(b);
 }

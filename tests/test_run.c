@@ -4,6 +4,7 @@
  * measured of themselves (VmRSS, CPU clocks, file sizes).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <time.h>
 #include <limits.h>
@@ -382,4 +383,44 @@ Test(run, sigterm_is_forwarded_and_the_manifest_written)
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 		cr_expect_eq(system(cmd), 0);
 	}
+}
+
+static char run_cwd[128];
+
+/* um_run_with's child_setup: unitmeter, and so the command, starts in run_cwd. */
+static void enter_run_cwd(void)
+{
+	if (chdir(run_cwd))
+		_exit(125);
+}
+
+/*
+ * A run whose unit writes 1 KiB to its working directory (not node-local scratch): project
+ * asks no --tmp. Before tmp_output_bytes, any byte written made a --tmp line, and a cluster
+ * without node-local scratch never starts such a job.
+ */
+Test(run, tmp_writes_to_the_working_directory_ask_no_tmp)
+{
+	struct um_result r, p;
+	char cmd[200];
+
+	snprintf(run_cwd, sizeof(run_cwd), "/var/tmp/um-cwd-%d", getpid());
+	cr_assert(!mkdir(run_cwd, 0755) || errno == EEXIST);
+	um_run_with(&r, true, (const char *[]){ "run", "--unit", "fit_unit", workload("units"),
+						"--mode", "write", "--paths", "out.bin", "--bytes",
+						"1024", NULL }, enter_run_cwd);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(jnum(json_array_get(jget(r.truth, "files"), 0), "file_size"), 1024, "%s",
+		     r.out);
+	cr_expect_eq(jnum(json_array_get(jget(r.manifest, "units"), 0), "output_bytes"), 1024);
+	cr_expect_eq(jnum(json_array_get(jget(r.manifest, "units"), 0), "tmp_output_bytes"), 0);
+	um_run(&p, false, (const char *[]){ "project", r.manifest_path, "--units", "100000", NULL });
+	cr_expect_eq(p.status, 0, "%s", p.err);
+	cr_expect_null(strstr(p.out, "#SBATCH --tmp"), "%s", p.out);
+	cr_expect_not_null(strstr(p.out, "# no --tmp: a unit wrote at most 0 bytes under "), "%s",
+			   p.out);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_cwd);
+	cr_expect_eq(system(cmd), 0);
+	um_result_free(&p);
+	um_result_free(&r);
 }

@@ -4,11 +4,13 @@
  * of itself (bytes touched, thread CPU clocks, pids), and the stream's survival.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -587,5 +589,85 @@ Test(units, lookup_at_exec_says_when_the_symbol_never_came)
 	cr_expect_eq(json_array_size(jget(r.manifest, "units")), 0);
 	cr_expect_not_null(strstr(r.err, "fit_unit was not found in any program"), "%s", r.err);
 	cr_expect(json_is_null(jget(json_array_get(jget(r.manifest, "unit_specs"), 0), "path")));
+	um_result_free(&r);
+}
+
+/* A directory of the test's own outside /tmp (the default tmp dir), and its name. */
+static void make_dir(char *dir, size_t len, const char *what)
+{
+	snprintf(dir, len, "/var/tmp/um-%s-%d", what, getpid());
+	cr_assert(!mkdir(dir, 0755) || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
+}
+
+/*
+ * --tmp-dir D: a unit that writes N bytes to D/a, one to D/sub/deeper/b (nested), one to a
+ * file elsewhere. tmp_output_bytes is each file's size under D and 0 elsewhere; output_bytes
+ * counts all three. Truth: the files' sizes after each unit.
+ */
+Test(units, tmp_output_bytes_count_writes_under_the_tmp_dir_only)
+{
+	char tmp[128], elsewhere[128], sub[160], deeper[192], paths[640];
+	json_t *units, *files, *run;
+	struct um_result r;
+	double sum = 0;
+
+	make_dir(tmp, sizeof(tmp), "tmpdir");
+	make_dir(elsewhere, sizeof(elsewhere), "elsewhere");
+	snprintf(sub, sizeof(sub), "%s/sub", tmp);
+	snprintf(deeper, sizeof(deeper), "%s/deeper", sub);
+	cr_assert(!mkdir(sub, 0755) || errno == EEXIST);
+	cr_assert(!mkdir(deeper, 0755) || errno == EEXIST);
+	snprintf(paths, sizeof(paths), "%s/a,%s/b,%s/c", tmp, deeper, elsewhere);
+	um_run(&r, true, (const char *[]){ "run", "--tmp-dir", tmp, "--unit", "fit_unit",
+					   workload("units"), "--mode", "write", "--paths", paths,
+					   "--bytes", "300007", NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(r.truth, "%s", r.out);
+	units = jget(r.manifest, "units");
+	files = jget(r.truth, "files");
+	cr_assert_eq(json_array_size(units), 3, "%s", r.err);
+	cr_assert_eq(json_array_size(files), 3, "%s", r.out);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *u = json_array_get(units, i);
+		double size = jnum(json_array_get(files, i), "file_size");
+
+		cr_expect_eq(size, 300007);
+		cr_expect_eq(jnum(u, "output_bytes"), size, "unit %zu", i);
+		cr_expect_eq(jnum(u, "tmp_output_bytes"), i < 2 ? size : 0, "unit %zu: %.0f", i,
+			     jnum(u, "tmp_output_bytes"));
+		if (i < 2)
+			sum += size;
+	}
+	/* the stream says the same; the run and the process that wrote them add them up */
+	cr_expect_eq(jnum(json_array_get(r.units, 1), "tmp_output_bytes"),
+		     jnum(json_array_get(files, 1), "file_size"));
+	run = jget(r.manifest, "run");
+	cr_expect_eq(jnum(run, "tmp_output_bytes"), sum);
+	cr_expect_eq(jnum(proc_record(r.manifest, (long)jnum(json_array_get(units, 0), "pid")),
+			  "tmp_output_bytes"), sum);
+	cr_expect_str_eq(json_string_value(jget(jget(run, "tmp_dir"), "path")), tmp);
+	cr_expect_str_eq(json_string_value(jget(jget(run, "tmp_dir"), "source")), "--tmp-dir");
+	snprintf(paths, sizeof(paths), "rm -rf '%s' '%s'", tmp, elsewhere);
+	cr_expect_eq(system(paths), 0);
+	um_result_free(&r);
+}
+
+/* A tmp dir that does not exist: the figure is null, not 0, and the manifest says why. */
+Test(units, tmp_output_bytes_null_without_a_tmp_dir)
+{
+	struct um_result r;
+	json_t *u;
+
+	um_run(&r, true, (const char *[]){ "run", "--tmp-dir", "/nonexistent/um-tmp", "--unit",
+					   "fit_unit", workload("units"), "--mode", "spikes",
+					   "--sizes", "1", NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	u = json_array_get(jget(r.manifest, "units"), 0);
+	cr_assert_not_null(u, "%s", r.err);
+	cr_expect(json_is_null(jget(u, "tmp_output_bytes")));
+	cr_expect(json_is_null(jget(jget(r.manifest, "run"), "tmp_output_bytes")));
+	cr_expect_not_null(strstr(json_string_value(jget(jget(jget(r.manifest, "run"), "tmp_dir"),
+							 "note")), "cannot be read"));
+	cr_expect_not_null(strstr(r.err, "tmp_output_bytes will be null"), "%s", r.err);
 	um_result_free(&r);
 }

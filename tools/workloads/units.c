@@ -23,6 +23,9 @@
  *   slow      --units N --sleep-ms S  small units with pauses (for attach); prints "ready"
  *   exec      a unit, then one that execs this program again inside the unit; the new image
  *             runs one more unit and prints the truth of all three (same pid throughout)
+ *   write     --paths P1,P2,... --bytes B  unit i creates Pi and writes B bytes to it (write(2),
+ *             64 KiB at a time); the truth adds "files": [{"path", "file_size"}], unit i's file
+ *             and its size afterwards
  *   oom       --cgroup DIR --mib M  joins the memory cgroup DIR (its limit set by the caller),
  *             runs one 8 MiB unit, then one that touches up to M MiB a MiB at a time, printing
  *             {"touched_mib": k, "rss_bytes": r} after each, until the OOM killer ends it
@@ -40,6 +43,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "truth.h"
 
@@ -64,6 +68,8 @@ struct job {
 	char *exec_truth;       /* ... once this unit's truth is appended to this argument */
 	size_t exec_truth_len;
 	long oom_mib;           /* touch up to this many MiB, reporting RSS after each */
+	const char *write_path; /* create this file and write write_bytes to it */
+	long write_bytes;
 	/* truth, filled by the unit */
 	uint64_t cpu_ns, proc_cpu_ns;
 	uint64_t call_cpu_ns;   /* the caller's process clock across the call (call_fit_unit) */
@@ -75,6 +81,7 @@ struct job {
 };
 
 static int unit_json(char *buf, size_t len, int first, const struct job *j);
+static void write_file(const char *path, long bytes);
 
 /* The helper threads' attributes: NULL, or SCHED_OTHER under an --rt-joiner caller. */
 static pthread_attr_t *helper_attr;
@@ -161,6 +168,8 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 	j->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	/* the joined threads' time stays in the process clock, their start and exit included */
 	j->proc_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - proc_start;
+	if (j->write_path)
+		write_file(j->write_path, j->write_bytes);
 	if (j->oom_mib > 0) {
 		/* one MiB at a time, so the last line printed bounds the RSS at the kill */
 		for (long k = 1; k <= j->oom_mib; k++) {
@@ -221,6 +230,28 @@ __attribute__((noinline, used)) void fit_unit(struct job *j)
 		fflush(stdout);
 		kill(getpid(), SIGKILL);
 	}
+}
+
+/* Create path and write bytes to it, in chunks of 64 KiB. */
+static void write_file(const char *path, long bytes)
+{
+	static char chunk[65536];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0) {
+		fprintf(stderr, "units: cannot create %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	memset(chunk, 'w', sizeof(chunk));
+	for (long done = 0; done < bytes;) {
+		size_t n = (size_t)(bytes - done) < sizeof(chunk) ? (size_t)(bytes - done) : sizeof(chunk);
+		ssize_t w = write(fd, chunk, n);
+
+		if (w <= 0)
+			exit(1);
+		done += w;
+	}
+	close(fd);
 }
 
 /* fit_unit, with the process clock across the call as its caller sees it (call_cpu_ns). */
@@ -400,6 +431,29 @@ int main(int argc, char **argv)
 				*p = (p[1] ? ',' : ' ');
 			printf("{\"units\": [%s]}\n", buf);
 		}
+	} else if (!strcmp(mode, "write")) {
+		char paths[4096], files[8192] = "", *save = NULL;
+		size_t used = 0;
+		int first = 1;
+
+		snprintf(paths, sizeof(paths), "%s", arg_str(argc, argv, "--paths", "units.out"));
+		printf("{\"units\": [");
+		for (char *path = strtok_r(paths, ",", &save); path; path = strtok_r(NULL, ",", &save)) {
+			struct job j = base;
+			struct stat st;
+
+			j.write_path = path;
+			j.write_bytes = arg_long(argc, argv, "--bytes", 1024);
+			call_fit_unit(&j);
+			print_unit(first, &j);
+			if (used < sizeof(files))
+				used += snprintf(files + used, sizeof(files) - used,
+						 "%s{\"path\": \"%s\", \"file_size\": %lld}",
+						 first ? "" : ", ", path,
+						 stat(path, &st) ? -1LL : (long long)st.st_size);
+			first = 0;
+		}
+		printf("], \"files\": [%s]}\n", files);
 	} else if (!strcmp(mode, "slow")) {
 		long pause = arg_long(argc, argv, "--sleep-ms", 100);
 

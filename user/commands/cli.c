@@ -39,6 +39,8 @@ enum {
 	OPT_WORKERS,
 	OPT_SLURM_JOB,
 	OPT_BY_TASK,
+	OPT_TMP_DIR,
+	OPT_EXPLAIN,
 };
 
 static const char usage_text[] =
@@ -85,6 +87,9 @@ static const char usage_text[] =
 	  "Look for each bare SYMBOL in every program the traced processes exec (each held at " \
 	  "its exec until its probes are attached), not in the command's executable: for a "    \
 	  "shell or job script that runs the program with the unit function", 0 },               \
+	{ "tmp-dir", OPT_TMP_DIR, "DIR", 0,                                                    \
+	  "The node-local scratch directory (SLURM's --tmp): bytes written under it are "       \
+	  "tmp_output_bytes. Default: the traced process's $TMPDIR, else /tmp", 0 },            \
 	{ "ring-buffer-kib", OPT_RING_KIB, "KIB", OPTION_HIDDEN,                               \
 	  "Ring buffer size (power of two)", 0 }
 
@@ -151,6 +156,8 @@ static const struct argp_option project_options[] = {
 	{ "json", OPT_JSON, NULL, 0,
 	  "The same figures with their inputs and derivation as JSON, instead of the #SBATCH header",
 	  0 },
+	{ "explain", OPT_EXPLAIN, NULL, 0, "Under each #SBATCH line, the whole derivation of its "
+	  "figure (the time model's parts, the memory basis), not a line or two", 0 },
 	{ "format", OPT_FORMAT, "sbatch|json", OPTION_HIDDEN, "--format json is --json", 0 },
 	{ 0 },
 };
@@ -266,6 +273,11 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_AS_ROOT:
 		o->as_root = true;
+		break;
+	case OPT_TMP_DIR:
+		if (!*arg)
+			cli_fail(state, "--tmp-dir needs a directory");
+		o->tmp_dir = arg;
 		break;
 	case 'p':
 		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
@@ -445,6 +457,9 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "sbatch") && strcmp(arg, "json"))
 			cli_fail(state, "--format is sbatch or json, not '%s'", arg);
 		o->json = !strcmp(arg, "json");
+		break;
+	case OPT_EXPLAIN:
+		p->explain = true;
 		break;
 	case ARGP_KEY_ARG:
 		/* files and options in any order: "calib.json --units 500" reads naturally */

@@ -44,6 +44,7 @@ struct um_options {
 	char **inputs;       /* summary: files; project, report: files, a list to free */
 	int n_inputs;
 	struct project_options project;
+	const char *tmp_dir; /* run, attach --tmp-dir; NULL: $TMPDIR, else /tmp */
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "commands/session.h"
 #include "trace/memcg.h"
 #include "trace/spec.h"
+#include "trace/tmp_dir.h"
 #include "trace/tracer.h"
 
 /* After the root is reaped, how long its final records may take to arrive. */
@@ -121,6 +122,7 @@ struct session {
 	struct run_record *record;
 	struct memcg memcg; /* whose charge is read */
 	struct run_limits limits; /* what the command or target runs under */
+	struct tmp_dir tmp_dir;   /* whose writes count toward tmp_output_bytes */
 	/* phase ends (CLOCK_MONOTONIC), for -v: where the fixed cost goes */
 	uint64_t t_begin, t_released, t_ended, t_drained, t_written;
 	struct tracer_timing timing;
@@ -239,6 +241,16 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 			.end_symbol = "unitmeter_unit_end", .spec_from_arg = true,
 		};
 	}
+	/* as the traced process sees it: attach's target may have a private /tmp */
+	tmp_dir_resolve(&s->tmp_dir, o->tmp_dir, o->command == UM_CMD_ATTACH ? target : 0);
+	if (!s->tmp_dir.ino)
+		um_warn("%s (tmp_output_bytes will be null; --tmp-dir DIR names another)",
+			s->tmp_dir.reason);
+	um_info("writes under %s (from %s) count toward tmp_output_bytes", s->tmp_dir.path,
+		s->tmp_dir.source);
+	s->tcfg.tmp_dir_dev = s->tmp_dir.kernel_dev;
+	s->tcfg.tmp_dir_ino = s->tmp_dir.ino;
+	s->rcfg.tmp_dir = &s->tmp_dir;
 	s->tcfg.ring_bytes = o->ring_kib * 1024;
 	s->tcfg.targets = s->targets;
 	s->tcfg.n_targets = s->n_targets;

@@ -21,6 +21,9 @@
 #define UM_KEY_START_RSS_BYTES      "start_rss_bytes"
 #define UM_KEY_N_SAMPLES            "n_samples"
 #define UM_KEY_OUTPUT_BYTES         "output_bytes"
+/* of output_bytes, those written under the node-local tmp dir (--tmp); null: no dir known, or
+ * a file that predates the figure */
+#define UM_KEY_TMP_OUTPUT_BYTES     "tmp_output_bytes"
 #define UM_KEY_PAGE_ALLOC_BYTES     "page_alloc_bytes"
 #define UM_KEY_START_CHARGE_BYTES   "start_charge_bytes"
 #define UM_KEY_PEAK_CHARGE_BYTES    "peak_charge_bytes"

@@ -72,6 +72,7 @@ void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_uni
 		[UM_F_PEAK_RSS_BYTES] = UM_KEY_PEAK_RSS_BYTES,
 		[UM_F_PEAK_RSS_DELTA_BYTES] = UM_KEY_PEAK_RSS_DELTA_BYTES,
 		[UM_F_OUTPUT_BYTES] = UM_KEY_OUTPUT_BYTES,
+		[UM_F_TMP_OUTPUT_BYTES] = UM_KEY_TMP_OUTPUT_BYTES,
 		[UM_F_PEAK_CHARGE_BYTES] = UM_KEY_PEAK_CHARGE_BYTES,
 		[UM_F_START_RSS_BYTES] = UM_KEY_START_RSS_BYTES,
 		[UM_F_PEAK_GPU_BYTES] = UM_KEY_PEAK_GPU_BYTES,
@@ -118,6 +119,7 @@ static int check_figures(const struct um_read_unit *u, char *why, size_t len)
 		{ UM_F_CPU_S, UM_KEY_CPU_S, 1e12, false },
 		{ UM_F_PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, 4e18, false },
 		{ UM_F_OUTPUT_BYTES, UM_KEY_OUTPUT_BYTES, 4e18, true },
+		{ UM_F_TMP_OUTPUT_BYTES, UM_KEY_TMP_OUTPUT_BYTES, 4e18, true },
 		{ UM_F_CPU_UTILISATION, UM_KEY_CPU_UTILISATION, 1e6, true },
 	};
 

@@ -32,6 +32,17 @@ static void note(struct projection *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* snprintf for text that a long directory or file name may cut short: cut, it still reads. */
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
 static double max_of(const double *v, size_t n)
 {
 	double m = v[0];
@@ -100,6 +111,7 @@ static void unit_statistics(struct projection *p, const struct project_input *in
 		if (in->output_bytes[i] >= 0 && in->output_bytes[i] > out_max)
 			out_max = in->output_bytes[i];
 	p->output_unit_bytes = out_max;
+	p->tmp_unit_bytes = in->n && in->tmp_units == in->n ? in->tmp_unit_max_bytes : -1;
 }
 
 /* Units per task and tasks, from --tasks or --units-per-task (one task of all by default). */
@@ -275,7 +287,7 @@ static void derive_mem(struct projection *p, const struct project_input *in,
 	p->mem_from_charge = !in->charge_unknown[0];
 	units_peak = p->mem_from_charge ? p->charge_unit_bytes : p->peak_unit_bytes;
 	run_peak = p->mem_from_charge ? in->group_peak_charge_bytes : in->group_peak_rss_bytes;
-	what = p->mem_from_charge ? "memory charge" : "RSS";
+	what = p->mem_from_charge ? "memory (cgroup)" : "RSS";
 	p->mem_basis_bytes = run_peak > units_peak ? run_peak : units_peak;
 	p->mem_per_worker_bytes = 0;
 	if (p->task.workers > calibrated) {
@@ -318,22 +330,23 @@ static void derive_mem(struct projection *p, const struct project_input *in,
 		snprintf(p->derivation[1] + len, sizeof(p->derivation[1]) - len,
 			 "; the units' peak RSS is %.1f MiB", p->peak_unit_bytes / MIB);
 		if (p->peak_unit_bytes > 1.25 * units_peak)
-			note(p, "peak RSS (max %.1f MiB) is %.1fx the memory charge (max %.1f MiB): "
-			     "RSS counts a page shared by forked processes once per process, the "
+			note(p, "peak RSS (max %.1f MiB) is %.1fx the peak memory (cgroup) (max %.1f "
+			     "MiB): RSS counts a page shared by forked processes once per process, the "
 			     "cgroup that --mem is enforced on counts it once", p->peak_unit_bytes / MIB,
 			     p->peak_unit_bytes / units_peak, units_peak / MIB);
 		else if (units_peak > 1.25 * p->peak_unit_bytes)
-			note(p, "the memory charge (max %.1f MiB) is %.1fx peak RSS (max %.1f MiB): the "
-			     "cgroup that --mem is enforced on also counts the page cache of files the "
-			     "units read and write, and kernel memory", units_peak / MIB,
+			note(p, "the peak memory (cgroup) (max %.1f MiB) is %.1fx peak RSS (max %.1f "
+			     "MiB): the cgroup that --mem is enforced on also counts the page cache of "
+			     "files the units read and write, and kernel memory", units_peak / MIB,
 			     units_peak / p->peak_unit_bytes, p->peak_unit_bytes / MIB);
-		note(p, "the %.2f margin adds %.0f MiB over the measured charge", opt->margin,
-		     p->mem_basis_bytes * (opt->margin - 1) / MIB);
+		note(p, "the %.2f margin adds %.0f MiB over the measured peak memory (cgroup)",
+		     opt->margin, p->mem_basis_bytes * (opt->margin - 1) / MIB);
 	} else {
-		note(p, "--mem from peak RSS, as the memory charge is not known: %s", in->charge_unknown);
-		note(p, "--mem is enforced on the job's cgroup charge, which also counts the page cache "
-		     "of files it reads and writes, and a page shared by forked processes once; the "
-		     "%.2f margin adds %.0f MiB over the measured peak", opt->margin,
+		note(p, "--mem from peak RSS, as the cgroup's peak memory is not known: %s",
+		     in->charge_unknown);
+		note(p, "--mem is enforced on the job's memory (cgroup), which also counts the page "
+		     "cache of files it reads and writes, and a page shared by forked processes "
+		     "once; the %.2f margin adds %.0f MiB over the measured peak", opt->margin,
 		     p->mem_basis_bytes * (opt->margin - 1) / MIB);
 	}
 }
@@ -426,36 +439,75 @@ static void derive_gpu(struct projection *p, const struct project_input *in,
 		     "for the fit's own peak", a);
 }
 
+/* Bytes as a person reads them: whole bytes below a KiB, else KiB, MiB or GiB. */
+static void byte_size(char *buf, size_t len, double bytes)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%.0f bytes", bytes);
+	else if (bytes < MIB)
+		snprintf(buf, len, "%.1f KiB", bytes / 1024);
+	else if (bytes < 1024 * MIB)
+		snprintf(buf, len, "%.1f MiB", bytes / MIB);
+	else
+		snprintf(buf, len, "%.2f GiB", bytes / (1024 * MIB));
+}
+
+/*
+ * --tmp from the bytes the units wrote under the node-local tmp dir only (SLURM's --tmp is
+ * node-local scratch, not output), and only from UM_TMP_REQUEST_MIN_BYTES a task: a job asking
+ * any --tmp where no node has scratch configured (TmpDisk=0) never starts.
+ */
+static void derive_tmp(struct projection *p, const struct project_input *in,
+		       const struct project_options *opt)
+{
+	char unit[32], task[32], limit[32];
+	const char *dir = in->tmp_dir[0] ? in->tmp_dir : "the tmp dir";
+
+	p->tmp_mib = 0;
+	p->tmp_task_bytes = -1;
+	if (p->tmp_unit_bytes < 0) {
+		p->tmp_decision = "not_measured";
+		say(p->derivation[3], sizeof(p->derivation[3]),
+			 "no --tmp: what the units wrote to node-local scratch was not measured (%s)",
+			 in->tmp_unknown[0] ? in->tmp_unknown : "no unit carries tmp_output_bytes");
+		return;
+	}
+	p->tmp_task_bytes = (double)p->units_per_task * p->tmp_unit_bytes * opt->margin;
+	byte_size(unit, sizeof(unit), p->tmp_unit_bytes);
+	byte_size(task, sizeof(task), p->tmp_task_bytes);
+	byte_size(limit, sizeof(limit), UM_TMP_REQUEST_MIN_BYTES);
+	if (p->tmp_task_bytes < UM_TMP_REQUEST_MIN_BYTES) {
+		p->tmp_decision = "below_threshold";
+		say(p->derivation[3], sizeof(p->derivation[3]),
+			 "no --tmp: a unit wrote at most %s under %s; %lld units x %.2f margin = %s a "
+			 "task, under the %s from which --tmp is asked (a cluster without node-local "
+			 "scratch would never start a job that asks any)", unit, dir,
+			 p->units_per_task, opt->margin, task, limit);
+		return;
+	}
+	p->tmp_decision = "requested";
+	p->tmp_mib = ceil_units(p->tmp_task_bytes, MIB);
+	say(p->derivation[3], sizeof(p->derivation[3]),
+		 "a unit wrote at most %s under %s; %lld units x %.2f margin = %s, in whole MiB "
+		 "(--tmp is node-local scratch: ask your admins whether nodes have it)", unit, dir,
+		 p->units_per_task, opt->margin, task);
+}
+
 /* --cpus-per-task, --tmp and --array, each with its derivation. */
 static void derive_cpus_tmp_array(struct projection *p, const struct project_input *in,
 				  const struct project_options *opt)
 {
-	double out_max = p->output_unit_bytes;
-
 	long long workers = p->task.workers;
 
 	p->cpus = ceil_units((double)workers * p->cpu_utilisation_unit - CPU_ROUND_SLACK, 1.0);
 	if (p->cpus < 1)
 		p->cpus = 1;
-	p->tmp_mib = out_max > 0 ? ceil_units((double)p->units_per_task * out_max * opt->margin, MIB)
-				 : 0;
 	snprintf(p->derivation[2], sizeof(p->derivation[2]),
 		 "%lld worker%s x %s CPU utilisation %.2f cores over %zu units = %.2f cores, rounded "
 		 "up (%.2f core of slack), at least 1", workers, workers == 1 ? "" : "s",
 		 p->used_max ? "max" : "p90", p->cpu_utilisation_unit, in->n,
 		 (double)workers * p->cpu_utilisation_unit, CPU_ROUND_SLACK);
-	if (out_max >= MIB)
-		snprintf(p->derivation[3], sizeof(p->derivation[3]),
-			 "%lld units x max %.2f MiB written per unit x %.2f margin",
-			 p->units_per_task, out_max / MIB, opt->margin);
-	else if (out_max > 0)
-		snprintf(p->derivation[3], sizeof(p->derivation[3]),
-			 "%lld units x max %.0f bytes written per unit x %.2f margin, in whole MiB",
-			 p->units_per_task, out_max, opt->margin);
-	else
-		snprintf(p->derivation[3], sizeof(p->derivation[3]), "%s",
-			 out_max == 0 ? "the units wrote nothing to files: no --tmp"
-				      : "bytes written were not recorded: no --tmp");
+	derive_tmp(p, in, opt);
 	snprintf(p->derivation[4], sizeof(p->derivation[4]),
 		 "task $SLURM_ARRAY_TASK_ID runs units [ID*%lld, ID*%lld+%lld) of %lld",
 		 p->units_per_task, p->units_per_task, p->units_per_task, opt->units_total);
@@ -525,6 +577,68 @@ static void calibration_notes(struct projection *p, const struct project_input *
 		     "them is counted once per task, as set-up");
 }
 
+/* The time in a line or two: the expected time's parts, then what made the limit. */
+static void brief_time(struct projection *p, const struct project_options *opt)
+{
+	const struct task_time *t = &p->task;
+
+	snprintf(p->brief[0][0], sizeof(p->brief[0][0]),
+		 "%lld units x %s %.3f s over %lld worker%s + %.2f s fixed, warm-up and tail = "
+		 "%.1f s", p->units_per_task, p->model.bound ? "the slowest" : "mean",
+		 p->model.bound ? p->model.unit_max_s : p->model.unit_mean_s, t->workers,
+		 t->workers == 1 ? "" : "s", t->total_s - t->spread_s, t->total_s);
+	if (t->quantile_s > t->total_s * opt->margin)
+		snprintf(p->brief[0][1], sizeof(p->brief[0][1]),
+			 "the p90 of the sum%s = %.1f s (above x %.2f margin), in whole minutes",
+			 t->tasks > 1 ? " over all tasks" : "", t->quantile_s, opt->margin);
+	else
+		snprintf(p->brief[0][1], sizeof(p->brief[0][1]),
+			 "x %.2f margin = %.1f s, in whole minutes", opt->margin, p->time_s);
+}
+
+/* --mem, --cpus-per-task, --tmp in a line each: the measured figure and the factors. */
+static void brief_other(struct projection *p, const struct project_input *in,
+			const struct project_options *opt)
+{
+	const char *what = p->mem_from_charge ? "memory (cgroup)" : "RSS";
+	char unit[32], task[32], limit[32];
+	const char *dir = in->tmp_dir[0] ? in->tmp_dir : "the tmp dir";
+
+	if (p->mem_per_worker_bytes > 0)
+		say(p->brief[1][0], sizeof(p->brief[1][0]),
+			 "peak %s with %lld calibrated workers + %.1f MiB a worker added, x %.2f "
+			 "margin", what, in->workers_calibrated > 0 ? in->workers_calibrated : 1,
+			 p->mem_per_worker_bytes / MIB, opt->margin);
+	else
+		say(p->brief[1][0], sizeof(p->brief[1][0]), "%s peak %s %.1f MiB x %.2f margin",
+			 p->mem_basis_bytes > (p->mem_from_charge ? p->charge_unit_bytes
+								  : p->peak_unit_bytes)
+				 ? "the whole run's" : "the units' max",
+			 what, p->mem_basis_bytes / MIB, opt->margin);
+	say(p->brief[2][0], sizeof(p->brief[2][0]),
+		 "%lld worker%s x %.2f cores (the %s CPU utilisation of a unit), rounded up",
+		 p->task.workers, p->task.workers == 1 ? "" : "s", p->cpu_utilisation_unit,
+		 p->used_max ? "max" : "p90");
+	if (p->tmp_unit_bytes < 0) {
+		say(p->brief[3][0], sizeof(p->brief[3][0]),
+			 "no --tmp: writes to node-local scratch were not measured (see the note)");
+		note(p, "no --tmp line: %s", p->derivation[3] + strlen("no --tmp: "));
+	} else {
+		byte_size(unit, sizeof(unit), p->tmp_unit_bytes);
+		byte_size(task, sizeof(task), p->tmp_task_bytes);
+		byte_size(limit, sizeof(limit), UM_TMP_REQUEST_MIN_BYTES);
+		say(p->brief[3][0], sizeof(p->brief[3][0]), "%sa unit wrote at most %s under %s",
+			 p->tmp_mib ? "" : "no --tmp: ", unit, dir);
+		say(p->brief[3][1], sizeof(p->brief[3][1]),
+			 "x %lld units x %.2f margin = %s a task%s%s", p->units_per_task,
+			 opt->margin, task, p->tmp_mib ? "" : ", under ", p->tmp_mib ? "" : limit);
+	}
+	if (in->tmp_dirs_differ)
+		note(p, "the calibration's files counted node-local writes under different "
+		     "directories; the first named is %s", in->tmp_dir);
+	say(p->brief[4][0], sizeof(p->brief[4][0]), "%s", p->derivation[4]);
+}
+
 int um_project(const struct project_input *in, const struct project_options *opt,
 	       struct projection *p, char *err, size_t errlen)
 {
@@ -548,11 +662,12 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	split_into_tasks(p, opt);
 	p->time_s = task_time_s(p, opt, p->units_per_task);
 	if (!(p->time_s / 60 < FIGURE_MAX) ||
-	    !((double)p->units_per_task * (p->output_unit_bytes > 0 ? p->output_unit_bytes : 0) *
+	    !((double)p->units_per_task * (p->tmp_unit_bytes > 0 ? p->tmp_unit_bytes : 0) *
 		      opt->margin / MIB < FIGURE_MAX)) {
-		snprintf(err, errlen, "a task of %lld units would need %.3g s or write %.3g bytes: "
-			 "beyond any SLURM request; use more tasks", p->units_per_task, p->time_s,
-			 (double)p->units_per_task * p->output_unit_bytes);
+		snprintf(err, errlen, "a task of %lld units would need %.3g s or write %.3g bytes "
+			 "to node-local scratch: beyond any SLURM request; use more tasks",
+			 p->units_per_task, p->time_s,
+			 (double)p->units_per_task * p->tmp_unit_bytes);
 		return -1;
 	}
 	p->time_min = whole_minutes(p->time_s);
@@ -563,6 +678,8 @@ int um_project(const struct project_input *in, const struct project_options *opt
 	derive_mem(p, in, opt);
 	derive_cpus_tmp_array(p, in, opt);
 	derive_gpu(p, in, opt);
+	brief_time(p, opt);
+	brief_other(p, in, opt);
 	return 0;
 }
 
@@ -654,39 +771,102 @@ static void print_files(FILE *out, const char *const *files, size_t n_files)
 	fprintf(out, " (%s ... %s)", files[0] + dir, files[n_files - 1] + dir);
 }
 
+/*
+ * text as comment lines of at most UM_HEADER_WIDTH columns: the first after lead, the others
+ * after "#   ", broken at spaces (a word longer than a line, a long path, is cut).
+ */
+static void print_comment(FILE *out, const char *lead, const char *text)
+{
+	const char *cont = "#   ";
+	size_t room = UM_HEADER_WIDTH - strlen(lead);
+
+	fputs(lead, out);
+	while (strlen(text) > room) {
+		size_t cut = room;
+
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = room; /* one word longer than the line */
+		fprintf(out, "%.*s\n%s", (int)cut, text, cont);
+		text += cut;
+		while (*text == ' ')
+			text++;
+		room = UM_HEADER_WIDTH - strlen(cont);
+	}
+	fprintf(out, "%s\n", text);
+}
+
+/* One #SBATCH line's comment: its brief line or two, or with --explain its derivation. */
+static void print_derivation(FILE *out, const struct projection *p, const struct project_options *opt,
+			     size_t line, const char *lead)
+{
+	if (opt->explain) {
+		print_comment(out, lead, p->derivation[line]);
+		return;
+	}
+	print_comment(out, lead, p->brief[line][0]);
+	if (p->brief[line][1][0])
+		print_comment(out, "#   ", p->brief[line][1]);
+}
+
+/* The first line: the request's shape and the calibration's files. */
+static void print_title(FILE *out, const struct projection *p, const struct project_options *opt,
+			const char *const *files, size_t n_files)
+{
+	char *title = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&title, &len);
+
+	if (!mem)
+		return;
+	fprintf(mem, "%lld units in %lld array task%s of %lld units, from", opt->units_total,
+		p->tasks, p->tasks == 1 ? "" : "s", p->units_per_task);
+	print_files(mem, files, n_files);
+	fclose(mem);
+	print_comment(out, "# unitmeter project: ", title);
+	free(title);
+}
+
 void um_print_sbatch(FILE *out, const struct projection *p, const struct project_options *opt,
 		     const char *const *files, size_t n_files)
 {
-	char time[32];
+	char time[32], line[64];
 
 	um_format_slurm_minutes(p->time_min, time, sizeof(time));
 	fprintf(out, "#!/bin/bash\n");
-	fprintf(out, "# unitmeter project: %lld units in %lld array task%s of %lld units, from",
-		opt->units_total, p->tasks, p->tasks == 1 ? "" : "s", p->units_per_task);
-	print_files(out, files, n_files);
+	print_title(out, p, opt, files, n_files);
 	/* comments on lines of their own: sbatch reads only the option on an #SBATCH line */
-	fprintf(out, "\n# --time: %s\n", p->derivation[0]);
-	for (size_t i = 0; i < sizeof(p->time_parts) / sizeof(p->time_parts[0]); i++)
-		fprintf(out, "#   %s\n", p->time_parts[i]);
+	print_derivation(out, p, opt, 0, "# --time: ");
+	for (size_t i = 0; opt->explain && i < sizeof(p->time_parts) / sizeof(p->time_parts[0]); i++)
+		print_comment(out, "#   ", p->time_parts[i]);
 	fprintf(out, "#SBATCH --time=%s\n", time);
-	fprintf(out, "# --mem: %s\n#SBATCH --mem=%lldM\n", p->derivation[1], p->mem_mib);
-	fprintf(out, "# --cpus-per-task: %s\n#SBATCH --cpus-per-task=%lld\n", p->derivation[2],
-		p->cpus);
+	print_derivation(out, p, opt, 1, "# --mem: ");
+	if (p->mem_from_charge)
+		print_comment(out, "#   ", "memory (cgroup): what SLURM enforces --mem on; a page "
+			      "shared by forked processes counts once, page cache included");
+	fprintf(out, "#SBATCH --mem=%lldM\n", p->mem_mib);
+	print_derivation(out, p, opt, 2, "# --cpus-per-task: ");
+	fprintf(out, "#SBATCH --cpus-per-task=%lld\n", p->cpus);
+	print_derivation(out, p, opt, 3, p->tmp_mib ? "# --tmp: " : "# ");
 	if (p->tmp_mib)
-		fprintf(out, "# --tmp: %s\n#SBATCH --tmp=%lldM\n", p->derivation[3], p->tmp_mib);
-	else
-		fprintf(out, "# --tmp: %s\n", p->derivation[3]);
-	fprintf(out, "# --array: %s\n#SBATCH --array=0-%lld\n", p->derivation[4], p->tasks - 1);
+		fprintf(out, "#SBATCH --tmp=%lldM\n", p->tmp_mib);
+	print_derivation(out, p, opt, 4, "# --array: ");
+	fprintf(out, "#SBATCH --array=0-%lld\n", p->tasks - 1);
 	if (p->gpus) {
-		fprintf(out, "# --gres: %s\n#SBATCH --gres=gpu:%lld\n# %s\n", p->gres_derivation,
-			p->gpus, p->gpu_mem_line);
+		print_comment(out, "# --gres: ", p->gres_derivation);
+		snprintf(line, sizeof(line), "#SBATCH --gres=gpu:%lld", p->gpus);
+		fprintf(out, "%s\n", line);
+		print_comment(out, "# ", p->gpu_mem_line);
 		if (p->gpu_workers_line[0])
-			fprintf(out, "# %s\n", p->gpu_workers_line);
+			print_comment(out, "# ", p->gpu_workers_line);
 	}
 	if (opt->partition)
 		fprintf(out, "#SBATCH --partition=%s\n", opt->partition);
 	for (size_t i = 0; i < p->n_notes; i++)
-		fprintf(out, "# note: %s\n", p->notes[i]);
+		print_comment(out, "# note: ", p->notes[i]);
+	if (!opt->explain)
+		fprintf(out, "# (unitmeter project --explain: how each figure was derived)\n");
 }
 
 /* The time model's parts and what each was measured from (see project_time.c); limit_by: which
@@ -760,6 +940,8 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(inputs, "time_stat", json_string(opt->time_max ? "max" : "p90"));
 	json_object_set_new(inputs, "max_time_s",
 			    opt->max_time_s > 0 ? json_real(opt->max_time_s) : json_null());
+	json_object_set_new(inputs, "tmp_dir", in->tmp_dir[0] ? json_string(in->tmp_dir)
+							      : json_null());
 
 	json_object_set_new(unit, "stat_used", json_string(p->used_max ? "max" : "p90"));
 	json_object_set_new(unit, "wall_s", json_real(p->wall_unit_s));
@@ -776,6 +958,9 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 	json_object_set_new(unit, "output_bytes_max",
 			    p->output_unit_bytes >= 0 ? json_integer((json_int_t)p->output_unit_bytes)
 						      : json_null());
+	json_object_set_new(unit, "tmp_output_bytes_max",
+			    p->tmp_unit_bytes >= 0 ? json_integer((json_int_t)p->tmp_unit_bytes)
+						   : json_null());
 	json_object_set_new(unit, "unit_time_s", json_real(p->cycle_unit_s));
 	json_object_set_new(unit, "fixed_s", p->fixed_s >= 0 ? json_real(p->fixed_s) : json_null());
 	json_object_set_new(unit, "fixed_before_first_unit_s",
@@ -824,6 +1009,12 @@ json_t *um_projection_json(const struct projection *p, const struct project_inpu
 				    : json_null());
 	json_object_set_new(req, "cpus_per_task", json_integer(p->cpus));
 	json_object_set_new(req, "tmp_mib", p->tmp_mib ? json_integer(p->tmp_mib) : json_null());
+	/* requested, below_threshold (under tmp_threshold_bytes a task) or not_measured */
+	json_object_set_new(req, "tmp_decision", json_string(p->tmp_decision));
+	json_object_set_new(req, "tmp_task_bytes", p->tmp_task_bytes >= 0
+				    ? json_integer((json_int_t)ceil(p->tmp_task_bytes)) : json_null());
+	json_object_set_new(req, "tmp_threshold_bytes",
+			    json_integer((json_int_t)UM_TMP_REQUEST_MIN_BYTES));
 	json_object_set_new(req, "tasks", json_integer(p->tasks));
 	json_object_set_new(req, "units_per_task", json_integer(p->units_per_task));
 	json_object_set_new(req, "array", json_sprintf("0-%lld", p->tasks - 1));
@@ -1109,8 +1300,31 @@ static void charge_missing(struct project_input *in, const char *file, const jso
 	if (in->charge_unknown[0])
 		return;
 	snprintf(in->charge_unknown, sizeof(in->charge_unknown), "%s: %s", file,
-		 why ? why : run ? "the manifest predates unitmeter's charge measurement"
-			     : "its units have no peak_charge_bytes");
+		 why ? why : run ? "the manifest predates unitmeter's cgroup memory measurement"
+			     : "its units carry no cgroup memory figures");
+}
+
+/*
+ * Which directory a manifest counted tmp_output_bytes under; and, for a file whose units lack
+ * the figure, why (first reason kept).
+ */
+static void tmp_dir_of(struct project_input *in, const char *file, const json_t *run,
+		       bool units_lack)
+{
+	const json_t *dir = json_object_get(run, "tmp_dir");
+	const char *path = json_string_value(json_object_get(dir, "path"));
+	const char *why = json_string_value(json_object_get(dir, "note"));
+
+	if (path && !in->tmp_dir[0])
+		say(in->tmp_dir, sizeof(in->tmp_dir), "%s", path);
+	else if (path && strcmp(path, in->tmp_dir))
+		in->tmp_dirs_differ = true;
+	if (!units_lack || in->tmp_unknown[0])
+		return;
+	say(in->tmp_unknown, sizeof(in->tmp_unknown), "%s: %s", file,
+		 why ? why : run && !dir ? "the manifest predates unitmeter's count of node-local "
+					   "writes (tmp_output_bytes)"
+			     : "its units carry no tmp_output_bytes");
 }
 
 static bool run_figure_ok(const json_t *run, const char *key, double max)
@@ -1174,7 +1388,7 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		   size_t n, const json_t *run, char *err, size_t errlen)
 {
 	double walls = 0;
-	size_t i, first = in->n;
+	size_t i, first = in->n, tmp_lacking = 0;
 
 	*err = '\0';
 	if (input_grow(in, in->n + n)) {
@@ -1203,6 +1417,15 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		if (!um_unit_is_number(u, UM_F_PEAK_CHARGE_BYTES))
 			charge_missing(in, path, run);
 		in->output_bytes[in->n] = um_unit_number(u, UM_F_OUTPUT_BYTES, -1);
+		if (um_unit_is_number(u, UM_F_TMP_OUTPUT_BYTES)) {
+			double tmp = um_unit_number(u, UM_F_TMP_OUTPUT_BYTES, 0);
+
+			in->tmp_units++;
+			if (tmp > in->tmp_unit_max_bytes)
+				in->tmp_unit_max_bytes = tmp;
+		} else {
+			tmp_lacking++;
+		}
 		add_gpu(in, u);
 		in->n++;
 	}
@@ -1237,6 +1460,7 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 	}
 	if (run)
 		add_run_gpu(in, run);
+	tmp_dir_of(in, path, run, tmp_lacking > 0);
 	in->n_files++;
 	return 0;
 }

@@ -23,6 +23,11 @@
 /* JAX preallocates 75% of a device at its first operation: a block of at least this much, the
  * same in every unit and the run's own peak, is taken for one (a fit this size varies) */
 #define UM_GPU_PREALLOC_MIN_BYTES (2.0 * 1024 * 1024 * 1024)
+/* --tmp is asked only from this much node-local scratch a task: on the many clusters with no
+ * node-local scratch configured (TmpDisk=0) any --tmp leaves the job pending for ever */
+#define UM_TMP_REQUEST_MIN_BYTES (64.0 * 1024 * 1024)
+/* The header's comment lines are at most this many columns: a terminal's or a editor's width */
+#define UM_HEADER_WIDTH 100
 
 struct project_options {
 	long long units_total;    /* --units N: units of the full run */
@@ -33,6 +38,7 @@ struct project_options {
 	double max_time_s;        /* --max-time; 0: none */
 	const char *partition;    /* NULL: none */
 	long long workers;        /* --workers W: units a task runs at once; 0: as calibrated */
+	bool explain;             /* --explain: the header carries each figure's whole derivation */
 };
 
 /* What the calibration measured: one entry per complete unit, plus the runs around them. */
@@ -80,6 +86,14 @@ struct project_input {
 	double gpu_device_peak_min_bytes; /* the smallest such unit peak (its largest device) */
 	double gpu_context_max_bytes;     /* the largest context and pools NVML read; < 0: none */
 	double run_gpu_device_peak_bytes; /* the runs' largest peak on one device; < 0 unknown */
+	/* bytes a unit wrote under the node-local tmp dir (tmp_output_bytes): the largest of the
+	 * tmp_units complete units that carry the figure; --tmp is made from it only when every
+	 * unit does */
+	double tmp_unit_max_bytes;
+	size_t tmp_units;
+	char tmp_dir[256];      /* the directory the first manifest counted under; "" unknown */
+	bool tmp_dirs_differ;   /* manifests counted under different directories */
+	char tmp_unknown[320];  /* why some unit has no figure (the first file's reason) */
 };
 
 /*
@@ -144,9 +158,14 @@ struct projection {
 	long long time_min;  /* --time, whole minutes */
 	long long mem_mib;   /* --mem */
 	long long cpus;      /* --cpus-per-task */
-	long long tmp_mib;   /* --tmp; 0: nothing written, not requested */
+	long long tmp_mib;   /* --tmp; 0: not requested (tmp_decision says why) */
+	double tmp_unit_bytes; /* the most a unit wrote under the tmp dir; < 0: not known */
+	double tmp_task_bytes; /* a task's: units x that x margin; < 0: not known */
+	const char *tmp_decision; /* "requested", "below_threshold" or "not_measured" */
 	bool split;          /* --max-time forced more tasks */
 	char derivation[5][320]; /* time, mem, cpus, tmp, array */
+	/* the same, as the short header says them: a line or two each ("" none) */
+	char brief[5][2][200];
 	char time_parts[4][400]; /* the time's parts: fixed, warm-up, units, workers and tail */
 	double mem_per_worker_bytes; /* --workers above the calibrated: each added worker's; else 0 */
 	/* GPUs: 0 when no unit held device memory (no --gres line) */

@@ -16,6 +16,7 @@
 #include "record/run_record_internal.h"
 #include "files/summary.h"
 #include "record/unit_record.h"
+#include "trace/tmp_dir.h"
 
 #define UM_SCHEMA "unitmeter.run/1"
 
@@ -28,6 +29,21 @@ static void set_exit_fields(json_t *obj, bool known, int status)
 			    known && WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null());
 }
 
+/* A tmp_output_bytes figure: null when no tmp dir was found. */
+static json_t *tmp_bytes_json(uint64_t bytes)
+{
+	return bytes == UM_TMP_UNKNOWN ? json_null() : json_integer((json_int_t)bytes);
+}
+
+/* Which directory tmp_output_bytes counts the writes under, and why the figure is null. */
+static json_t *tmp_dir_json(const struct tmp_dir *t)
+{
+	if (!t)
+		return json_null();
+	return json_pack("{s:s, s:s, s:s?}", "path", t->path, "source", t->source, "note",
+			 t->ino ? NULL : t->reason);
+}
+
 static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 {
 	json_t *o = json_pack("{s:i, s:i, s:s, s:I, s:f, s:I, s:I, s:I, s:i}",
@@ -38,6 +54,8 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 			      "page_alloc_bytes", (json_int_t)p->page_alloc_bytes,
 			      "output_bytes", (json_int_t)p->output_bytes,
 			      "threads", (int)p->threads);
+
+	json_object_set_new(o, "tmp_output_bytes", tmp_bytes_json(p->tmp_output_bytes));
 
 	/* which worker did what: its units, their CPU and their highest peak */
 	{
@@ -65,7 +83,8 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 	 */
 	if (!p->finished && !p->alive_at_end) {
 		static const char *const figures[] = { "cpu_s", "peak_rss_bytes", "page_alloc_bytes",
-						       "output_bytes", "threads" };
+						       "output_bytes", "tmp_output_bytes",
+						       "threads" };
 		bool waited = p->is_root && r->have_exit;
 
 		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
@@ -174,7 +193,8 @@ static json_t *run_json(const struct run_record *r)
 	const struct tracer_counters *c = &r->trace.counters;
 	const struct proc_row *root = NULL;
 	struct gpu_nvml_run nv;
-	uint64_t cpu = 0, alloc = 0, out = 0, end = r->t0_ns;
+	uint64_t cpu = 0, alloc = 0, out = 0, tmp_out = 0, end = r->t0_ns;
+	bool tmp_known = r->cfg->tmp_dir && r->cfg->tmp_dir->ino;
 	json_t *run, *table = json_array();
 
 	for (size_t i = 0; i < r->n_procs; i++) {
@@ -185,6 +205,8 @@ static json_t *run_json(const struct run_record *r)
 		cpu += p->cpu_ns;
 		alloc += p->page_alloc_bytes;
 		out += p->output_bytes;
+		if (p->tmp_output_bytes != UM_TMP_UNKNOWN)
+			tmp_out += p->tmp_output_bytes;
 		if (p->finished && p->end_ns > end)
 			end = p->end_ns;
 		json_array_append_new(table, proc_json(r, p));
@@ -204,6 +226,9 @@ static json_t *run_json(const struct run_record *r)
 			"lost_events", (json_int_t)c->lost_records,
 			"map_full_events", (json_int_t)c->map_full,
 			"scope_overflows", (json_int_t)c->scope_overflows);
+	json_object_set_new(run, "tmp_output_bytes", tmp_known ? json_integer((json_int_t)tmp_out)
+							       : json_null());
+	json_object_set_new(run, "tmp_dir", tmp_dir_json(r->cfg->tmp_dir));
 	/* attach reaps nothing: the target's end as the kernel recorded it, when it was seen */
 	if (r->have_exit)
 		set_exit_fields(run, true, r->wait_status);

@@ -238,6 +238,7 @@ int run_record__on_record(void *ctx, void *data, size_t size)
 			row->peak_rss_bytes = x->peak_rss_bytes;
 			row->page_alloc_bytes = x->page_alloc_bytes;
 			row->output_bytes = x->output_bytes;
+			row->tmp_output_bytes = x->tmp_output_bytes;
 			row->exit_code = x->exit_code;
 			row->threads = x->threads;
 			row->oom_killed = x->oom_victim;
@@ -275,6 +276,7 @@ static void add_live(struct run_record *r, const struct tracer_live_proc *p)
 	row->peak_rss_bytes = p->peak_rss_bytes;
 	row->page_alloc_bytes = p->page_alloc_bytes;
 	row->output_bytes = p->output_bytes;
+	row->tmp_output_bytes = p->tmp_output_bytes;
 	row->threads = p->threads;
 }
 

@@ -26,6 +26,7 @@ struct run_record_config {
 	bool quiet;              /* no per-unit progress line */
 	uid_t owner_uid;         /* files are handed to this user (the sudo caller) */
 	gid_t owner_gid;
+	const struct tmp_dir *tmp_dir; /* whose writes tmp_output_bytes counts; NULL: none */
 };
 
 struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen);

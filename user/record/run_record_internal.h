@@ -27,6 +27,7 @@ struct proc_row {
 	bool finished, is_root, alive_at_end;
 	bool oom_killed; /* finished: the OOM killer ended it */
 	uint64_t cpu_ns, peak_rss_bytes, page_alloc_bytes, output_bytes;
+	uint64_t tmp_output_bytes; /* UM_TMP_UNKNOWN: no tmp dir */
 	int32_t exit_code;
 	uint32_t threads;
 };

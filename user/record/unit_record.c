@@ -178,6 +178,10 @@ size_t um_unit_json(const struct um_unit_record *u, const struct gpu_nvml_unit *
 	put_u64_member(&l, UM_KEY_START_RSS_BYTES, u->start_rss_bytes);
 	put_u64_member(&l, UM_KEY_N_SAMPLES, u->n_rss_changes);
 	put_u64_member(&l, UM_KEY_OUTPUT_BYTES, u->output_bytes);
+	if (u->tmp_output_bytes == UM_TMP_UNKNOWN)
+		put_lit(&l, ", \"" UM_KEY_TMP_OUTPUT_BYTES "\": null");
+	else
+		put_u64_member(&l, UM_KEY_TMP_OUTPUT_BYTES, u->tmp_output_bytes);
 	put_u64_member(&l, UM_KEY_PAGE_ALLOC_BYTES, u->page_alloc_bytes);
 	if (u->peak_charge_bytes == UM_CHARGE_UNKNOWN || u->start_charge_bytes == UM_CHARGE_UNKNOWN) {
 		put_lit(&l, ", \"" UM_KEY_START_CHARGE_BYTES "\": null");

@@ -267,6 +267,8 @@ static void choose_programs(struct tracer *t)
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
 	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
 	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
+	t->skel->rodata->tmp_dir_dev = cfg->tmp_dir_dev;
+	t->skel->rodata->tmp_dir_ino = cfg->tmp_dir_ino;
 }
 
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
@@ -789,6 +791,8 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 		live.peak_rss_bytes = proc.peak_rss_bytes;
 		live.page_alloc_bytes += proc.page_alloc_bytes;
 		live.output_bytes = proc.output_bytes;
+		live.tmp_output_bytes = t->skel->rodata->tmp_dir_ino ? proc.tmp_output_bytes
+								     : UM_TMP_UNKNOWN;
 		live.threads = proc.threads_seen;
 		if (proc.mm && bpf_map_lookup_elem(mms_fd, &proc.mm, &mm) == 0 &&
 		    mm.peak_rss_bytes > live.peak_rss_bytes)

@@ -37,6 +37,8 @@ struct tracer_config {
 	const struct unit_target *targets;
 	size_t n_targets;
 	uint64_t charge_cgroup_id; /* the memory cgroup whose charge is read (memcg.h); 0: none */
+	/* the node-local tmp dir (tmp_dir.h): kernel-encoded device and inode; ino 0: none */
+	uint64_t tmp_dir_dev, tmp_dir_ino;
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
@@ -72,6 +74,7 @@ struct tracer_live_proc {
 	uint64_t peak_rss_bytes;
 	uint64_t page_alloc_bytes;
 	uint64_t output_bytes;
+	uint64_t tmp_output_bytes; /* UM_TMP_UNKNOWN: no tmp dir */
 	uint32_t threads;
 };
 
