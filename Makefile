@@ -456,6 +456,14 @@ demo-python: deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so
 	@tools/demo/run-demo-python.sh $(abspath $(OUTPUT)/unitmeter)
 
+# The output blocks of README.md and docs/*.md, regenerated from what the binary prints
+# (tools/readme-output.py; tests/test_readme.c fails when one is stale). The run blocks trace the
+# demo, so root; the others read docs/example/.
+.PHONY: readme-output
+readme-output: tracefs
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(DEMO)
+	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) DEMO=$(abspath $(DEMO)) /usr/bin/python3 tools/readme-output.py
+
 # Benchmarks: accuracy and overhead against time -v, the seed's poller and a bpftrace script.
 # Never a timing failure; a crash or a lost event fails loudly.
 BENCH_PACKAGES := bpftrace python3-psutil time
