@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`, `make install`,
 # `make deb`.
 # V=1 shows the commands; SAN=1 builds user code with AddressSanitizer + UBSan into .output-san/.
