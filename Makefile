@@ -76,7 +76,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
 SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
-# user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
+# user/ by the pipeline's stage (CONTRIBUTING.md, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
 USER_CXX_SRCS := $(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.cc))
