@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`, `make install`,
 # `make deb`.
 # V=1 shows the commands; SAN=1 builds user code with AddressSanitizer + UBSan into .output-san/.
@@ -75,7 +76,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
 SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
-# user/ by the pipeline's stage (README, Layout); user/marker/ is a library of its own, not linked.
+# user/ by the pipeline's stage (CONTRIBUTING.md, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
 USER_CXX_SRCS := $(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.cc))
@@ -464,6 +465,14 @@ demo-python: build-deps tracefs
 	$(call install_missing,$(DEMO_PYTHON_PACKAGES))
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so
 	@tools/demo/run-demo-python.sh $(abspath $(OUTPUT)/unitmeter)
+
+# The output blocks of README.md and docs/*.md, regenerated from what the binary prints
+# (tools/readme-output.py; tests/test_readme.c fails when one is stale). The run blocks trace the
+# demo, so root; the others read docs/example/.
+.PHONY: readme-output
+readme-output: tracefs
+	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(DEMO)
+	@UNITMETER=$(abspath $(OUTPUT)/unitmeter) DEMO=$(abspath $(DEMO)) /usr/bin/python3 tools/readme-output.py
 
 # Benchmarks: accuracy and overhead against time -v, the seed's poller and a bpftrace script.
 # Never a timing failure; a crash or a lost event fails loudly.

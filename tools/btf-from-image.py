@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Cut the kernel's BTF out of a kernel image (arm64's vmlinuz is a plain Image, gzip'd on some
 distributions) so that bpftool can dump it for a kernel this machine does not run.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Regenerate vmlinux/<arch>/vmlinux.h and record which kernel it came from, so a CO-RE
 # relocation failure can be traced back to the header's origin.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Run the Criterion suite. Two jobs: the machine has two cores, and the CPU-accuracy tests
 # compare against the workloads' own clocks, which stay exact under contention.
 set -eu

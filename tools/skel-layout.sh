@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Fail unless two bpftool skeletons declare the same struct (programs, maps, links and global
 # sections at the same offsets), names aside: the loader opens the second object through the
 # first one's struct (user/trace/tracer.c).

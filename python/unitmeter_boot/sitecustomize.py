@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """unitmeter's bootstrap for CPython: mark each call of the unit functions.
 
 unitmeter puts this directory first on PYTHONPATH, so every Python process of the traced command

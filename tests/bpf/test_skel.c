@@ -329,7 +329,7 @@ static void units_of_one_build(enum kernel_build build, bool from_threads)
 		     (unsigned long long)skel->bss->scope_overflows);
 	cr_expect_eq(skel->bss->lost_records, 0);
 	/*
-	 * The baseline's lock gives up after UM_LOCK_TRIES and counts it (README: lock_timeouts):
+	 * The baseline's lock gives up after UM_LOCK_TRIES and counts it (docs/output.md: lock_timeouts):
 	 * 4 threads entering and returning without pause in an emulated guest (the 6.1 cell) do
 	 * reach that, and the units still close, as asserted above. One call at a time, with
 	 * nothing else tracked running, never does.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The bash completion in a real bash with Debian's bash-completion loaded: each case sets
 # COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT as readline would (words split at blanks and
 # at COMP_WORDBREAKS characters such as ':' and '='), calls _unitmeter, and checks COMPREPLY.

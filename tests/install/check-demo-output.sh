@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # What make demo's script (tools/demo/run-demo.sh) left in DIR, checked against the truth the
 # fits wrote themselves (a file per fit): one complete fit_unit unit per fit in the manifest, and
 # a SLURM request in the job header. Prints the number of fits.

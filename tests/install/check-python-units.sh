@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # An installed unitmeter traces python: units: a script whose fit(k) writes k*10000 bytes is run
 # under `unitmeter run --unit python:fit`; the manifest must hold one complete unit per call,
 # each with the bytes the file it wrote has, and the interpreter's own version.

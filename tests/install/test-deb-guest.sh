@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The packages of another architecture run where they belong: unpacked (as test-deb.sh does) into
 # a folder a guest of that architecture sees (tools/vm/vm-boot.sh: one of Debian's kernels under
 # qemu, its root the folder of Debian 12's packages guest-root.sh makes, which holds the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The packages make deb built, as a machine would take them: their dependencies resolved by apt
 # (simulated, nothing is installed), then unpacked in a scratch root, where the packaged
 # unitmeter runs the demo (make demo's script) and traces python: units with the packaged

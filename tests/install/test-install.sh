@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make install as a user would do it, from a copy of the tree that is deleted before the
 # installed unitmeter runs:
 #   1. DESTDIR with Debian's directories: exactly the expected files; the staged (relocated)

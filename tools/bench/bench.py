@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """make bench: unitmeter's accuracy and overhead against the tools people use instead.
 
 Peers, on the same workloads in the same run: no tracer (the overhead baseline), unitmeter,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Does a projection hold? Calibrate on a few units, project a task 10-20x larger, run that task
 untraced and confined as SLURM would, and compare what was asked with what it took.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """The seed's measure() in-process, for the Python workloads: run SCRIPT with FUNC wrapped.
 
     python3 seed_inproc.py FUNC SCRIPT [ARGS...]

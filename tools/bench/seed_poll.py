@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """The seed's method as an outside poller: start the command, read the RSS of its process tree
 every 50 ms with psutil (the seed read only its own process; the tree is the generous reading
 for a command that forks), keep the maximum, and take CPU from wait4's rusage at the end.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # A sysroot of Debian's arm64 libraries for cross-building unitmeter here: the .debs are
 # downloaded from the mirror (a private apt state, tools/vm/apt-private.sh) and unpacked with
 # dpkg-deb -x, never installed, so the amd64 libraries the tests link stay as they are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Demo for python: units: scikit-learn GaussianMixture fits, as a calibration run would make them.
 
 Each call of fit_gfmm() is one unit: `unitmeter run --unit python:fit_gfmm -- python3 fit_gmm.py`

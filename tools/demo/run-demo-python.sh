@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The Python demo: scikit-learn GaussianMixture fits in fit_gfmm(), four in the main process and
 # four in a two-worker pool, traced with one unit per call of fit_gfmm and no change to the script.
 set -eu

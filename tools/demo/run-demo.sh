@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The demo: trace the bundled Gaussian-mixture fits with one unit per call of fit_unit(),
 # then show the per-unit table and the seed's summary, and say where everything was written.
 set -eu

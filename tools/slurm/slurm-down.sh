@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # slurm-down.sh - stop the cluster slurm-up.sh started in $SLURM_TEST_DIR: its jobs first (so
 # no slurmstepd outlives slurmd), then slurmd, slurmctld and munged if it started munged. Every
 # process is named by a pid file that slurm-up.sh or the daemon wrote, never by a program name:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # slurm-up.sh - start a private one-node SLURM (munged, slurmctld, slurmd on loopback) without
 # systemd, for the SLURM tests and for trying the SPANK plugin by hand. Needs root and the
 # Debian packages slurm-wlm and munge (`make deps` installs them). slurm-down.sh stops it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Sourced (bash): a private apt state under the cache, listing Debian's suites from the mirror
 # this machine's apt already uses, so the system's apt configuration is never touched and
 # nothing is installed. Sets apt_opts for apt-get/apt-cache; refreshes lists older than a day.

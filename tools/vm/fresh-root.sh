@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The README's commands as a new user meets them: in a fresh minimal Debian root (debootstrap
 # --variant=minbase from the mirror this machine's apt uses), entered with chroot on this
 # machine's kernel, the tree copied to /root/unitmeter as a clone would be. Only make and git are

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # A root folder for guests of another architecture than this machine's (arm64 on amd64): they
 # cannot run this machine's own root, which vm-boot.sh shares with guests of its own kind. Made
 # from Debian 12's packages on the mirror: downloaded with a private, empty dpkg status (nothing

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Fetch one of Debian's kernel packages and unpack it (dpkg -x: nothing is installed) for
 # vm-boot.sh. The packages come from the mirror this machine's apt already uses; the suites
 # other than this machine's own are listed in a private apt state under the cache, so the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Make the initramfs that boots one of Debian's kernels (unpacked by kernel-fetch.sh) into this
 machine's own root, for vm-boot.sh.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Boot one of Debian's kernels under qemu with this machine's root read-only inside (an arm64
 # kernel: a root folder of arm64 packages), run a command there as root, print the console, and
 # exit with the command's status.

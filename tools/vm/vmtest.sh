@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The kernel matrix: boot each of Debian's kernels under qemu (vm-boot.sh), with cgroup v1 and
 # v2, and run there, as root, `unitmeter check` and the tests that depend on the kernel; run the
 # same on this machine's own kernel; print one line per cell and fail when any cell fails.

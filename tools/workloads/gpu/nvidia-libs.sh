@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The NVIDIA driver's own libcuda.so.1 and libnvidia-ml.so.1, as this Debian release's non-free
 # component ships them (libcuda1, libnvidia-ml1: 535 in Debian 12, 550 in 13), for ARCH:
 # downloaded and unpacked into a cache, never installed. Prints the folder that holds both

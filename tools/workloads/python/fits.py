@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """The Python tasks of the "projection holds" check (tools/bench/project_holds.py): scikit-learn
 fits, each one call of fit() (the unit, spec python:fit), run with the distribution's python3.
 

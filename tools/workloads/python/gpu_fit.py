@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Ground truth for device memory from Python: fit_gpu(mib) holds mib MiB of device memory of
 the CUDA driver API that ctypes loads (libcuda.so.1, the fake one in the tests), as a framework
 reaches it, then frees it. Prints {"sizes_mib": [...]} as the last line of stdout.

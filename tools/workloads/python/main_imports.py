@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """main_imports: a unit function defined in the main module between imports, as real scripts do.
 
 On CPython 3.6-3.11 unitmeter's bootstrap line-traces the main module's top level until the def

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Ground truth for python: units. Each mode calls fit functions with known costs and prints
 its own measurements as the last line of stdout (JSON): sizes allocated, calls made, worker
 pids and time.thread_time() deltas. Runs on CPython 3.6+; numpy only with --numpy.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A module whose function is a unit named python:py_units_mod:solve (found by the import hook)."""
 import time
 
