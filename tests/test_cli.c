@@ -325,8 +325,9 @@ static void man_names(const char *command, struct names *l)
 					*w++ = *p;
 			if (w) {
 				*w = '\0';
-				w = strstr(line, "--");
-				names_add(l, w + 2, option_name_len(w + 2));
+				/* report lists its shared options on one line */
+				for (w = strstr(line, "--"); w; w = strstr(w + 2, "--"))
+					names_add(l, w + 2, option_name_len(w + 2));
 			}
 		}
 		after_tp = false;

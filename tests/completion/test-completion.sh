@@ -98,6 +98,10 @@ expect 'unitmeter run --a' --as-root
 expect 'unitmeter attach --d' --duration
 expect 'unitmeter project --time-stat ' p90 max
 expect 'unitmeter project --format=' sbatch json
+expect 'unitmeter help ' run attach hw check summary project report '!help'
+expect 'unitmeter summary --' --by-task --json --help '!--tasks'
+expect 'unitmeter project --e' --explain
+expect 'unitmeter run --tmp' --tmp-dir
 # the case: the cursor in the middle, the command after it
 expect 'unitmeter run --unit fi^ -- ./fit_demo' fit_unit '!main'
 expect 'unitmeter run -u fit_^ -- ./fit_demo out' fit_unit
