@@ -28,6 +28,13 @@ static const char *repo_file(const char *rel)
 	return path;
 }
 
+/* The kernel matrix's guests get the binaries, not the tree's documents. */
+static void skip_without_the_tree(void)
+{
+	if (access(repo_file("man/unitmeter.1"), R_OK) || access(repo_file("README.md"), R_OK))
+		cr_skip_test("the repository's man page and README are not here (a guest)");
+}
+
 static char *scratch_dir(void)
 {
 	static __thread char dir[32];
@@ -357,6 +364,7 @@ static void completion_names(const char *command, struct names *l)
 
 Test(cli, help_man_page_and_completion_list_the_same_options)
 {
+	skip_without_the_tree();
 	for (size_t i = 0; i < N_COMMANDS; i++) {
 		struct names help = { 0 }, man = { 0 }, comp = { 0 };
 		char *h, *m, *c;
@@ -386,6 +394,7 @@ Test(cli, the_readmes_commands_use_real_options)
 	char *readme = slurp_file(repo_file("README.md")), *save = NULL;
 	int checked = 0;
 
+	skip_without_the_tree();
 	cr_assert_not_null(readme);
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		help_names(commands[i], &known[i]);
