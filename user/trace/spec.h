@@ -41,6 +41,21 @@ const char *unit_spec_label(const char *text);
 /* The part after "python:": [MODULE:]QUALNAME, each a dotted name of identifiers. */
 int python_spec_parse(struct unit_spec *spec, const char *rest, char *why, size_t whylen);
 
+/* The closest names to a wanted one, nearest first (what a "closest:" list shows). */
+#define NEAR_MATCHES 5
+struct near_names {
+	char *names[NEAR_MATCHES];
+	unsigned dist[NEAR_MATCHES];
+};
+
+/* How far name is from wanted: their edit distance, a quarter of it when one contains the other. */
+unsigned name_distance(const char *name, const char *wanted);
+/* Keep name if it is among the NEAR_MATCHES nearest so far (a name given twice is kept once). */
+void near_names__add(struct near_names *near, const char *name, unsigned dist);
+/* "a, b, c" into buf; returns what snprintf would. */
+int near_names__format(const struct near_names *near, char *buf, size_t len);
+void near_names__free(struct near_names *near);
+
 /*
  * The file offset of function `name` (of `version`; NULL: any) that path defines, into *offset.
  * One function exported under several versions at one address (liblzma) is that address; with
