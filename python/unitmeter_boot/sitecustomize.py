@@ -368,10 +368,10 @@ def _install_monitoring(specs, markers, report):
     pending = [spec for spec in specs if spec[1] is not None or "." in spec[2]]
     seen_modules = [-1]
 
-    def resolve_pending():
+    def resolve_pending(force=False):
         # the program imports: the modules a pending spec names may be there now
-        if not pending or len(sys.modules) == seen_modules[0]:
-            return
+        if not pending or (not force and len(sys.modules) == seen_modules[0]):
+            return False
         seen_modules[0] = len(sys.modules)
         for spec in list(pending):
             index, module, qualname = spec
@@ -386,6 +386,7 @@ def _install_monitoring(specs, markers, report):
                 unit_of[target.code] = index
                 if disabled:
                     mon.restart_events()  # it ran before it was known: its events are back
+        return False
 
     def spec_for(code):
         spec = unit_of.get(code)
@@ -424,6 +425,11 @@ def _install_monitoring(specs, markers, report):
         if spec >= 0 and _called_on(owner_of.get(code), code, sys._getframe(1)):
             markers.unit_end(spec)
 
+    if pending:
+        # a module finishes its import before anything outside it can call its functions
+        hooked = [name for index, module, qualname in pending
+                  for name, parts in _module_paths(module, qualname)]
+        _install_import_hook(lambda module: resolve_pending(force=True), hooked)
     mon.register_callback(tool, events.PY_START, on_start)
     mon.register_callback(tool, events.PY_RETURN, on_return)
     mon.register_callback(tool, events.PY_UNWIND, on_unwind)
