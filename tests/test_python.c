@@ -638,35 +638,47 @@ static const struct named_case common_cases[] = {
 	{ "python:umpkg:Model.static_fit", "Model.static_fit", "matched" },
 	{ "python:umpkg:Model.class_fit", "Model.class_fit", "matched" },
 	{ "python:umpkg:never_called", NULL, "never_called" },
+	{ "python:umpkg:alias_fit", "alias_fit", "matched" },          /* fit = _fit_impl */
+	{ "python:umpkg:lambda_fit", "lambda_fit", "matched" },
 };
 
 #define N_COMMON (sizeof(common_cases) / sizeof(common_cases[0]))
 
+/* The common cases and two that differ between 3.6-3.11 and 3.12+. */
 static void expect_named_with(const char *python, const struct named_case *extra, bool failure)
 {
-	struct named_case cases[N_COMMON + 1];
+	struct named_case cases[N_COMMON + 2];
 
 	memcpy(cases, common_cases, sizeof(common_cases));
-	cases[N_COMMON] = *extra;
-	expect_named(python, cases, N_COMMON + 1, failure);
+	cases[N_COMMON] = extra[0];
+	cases[N_COMMON + 1] = extra[1];
+	expect_named(python, cases, N_COMMON + 2, failure);
 }
 
 Test(python, names_resolve_debian)
 {
-	/* 3.6-3.11 wrap where a function is bound: a nested function has no binding to wrap */
-	const struct named_case nested = { "python:umpkg:outer.inner", NULL, "unresolvable" };
+	const struct named_case extra[] = {
+		/* 3.6-3.11 wrap where a function is bound: a nested one has no binding to wrap */
+		{ "python:umpkg:outer.inner", NULL, "unresolvable" },
+		/* the cache object cannot be opened: every call through the name is a unit */
+		{ "python:umpkg:cached_fit", "cached_fit", "matched" },
+	};
 
-	expect_named_with(DEBIAN_PYTHON, &nested, true);
+	expect_named_with(DEBIAN_PYTHON, extra, true);
 }
 
 Test(python, names_resolve_313)
 {
 	const char *py = pyenv("3.13.0");
-	const struct named_case nested = { "python:umpkg:outer.inner", "outer.inner", "matched" };
+	const struct named_case extra[] = {
+		{ "python:umpkg:outer.inner", "outer.inner", "matched" },
+		/* the cached function's code runs on a miss only */
+		{ "python:umpkg:cached_fit", "cached_fit_misses", "matched" },
+	};
 
 	if (!py)
 		cr_skip_test("pyenv 3.13.0 is absent");
-	expect_named_with(py, &nested, false);
+	expect_named_with(py, extra, false);
 }
 
 /* The dotted forms, Python's own <locals> step included (3.12+ only for the nested one). */

@@ -62,3 +62,17 @@ def outer(times):
 
 def never_called():
     return None
+
+
+def _aliased(n):
+    return _work(n)
+
+
+alias_fit = _aliased  # python:umpkg:alias_fit names _aliased through the package
+lambda_fit = lambda n: _work(n)  # noqa: E731  (a lambda a module binds: pkg:lambda_fit)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_fit(n):
+    """Called twice with one argument: the second call is answered by the cache."""
+    return _work(n)
