@@ -5,11 +5,13 @@
  * sizes they allocate, the calls they count, their worker pids and time.thread_time().
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "helpers.h"
+#include "trace/spec.h"
 
 #define DEBIAN_PYTHON "/usr/bin/python3"
 
@@ -719,4 +721,26 @@ Test(python, never_called_is_a_warning)
 	cr_expect_eq(count_text(r.err, "warning: --unit python:umpkg:never_called: defined in "
 				       "`umpkg._impl`, never called"), 1, "%s", r.err);
 	um_result_free(&r);
+}
+
+/* The forms a python: spec is parsed in, Python's own <locals> step among them. */
+Test(python, spec_forms_parse)
+{
+	const char *good[] = { "python:fit", "python:pkg.mod:Model.fit", "python:pkg.mod.Model.fit",
+			       "python:outer.<locals>.inner", "python:pkg:outer.<locals>.inner" };
+	const char *bad[] = { "python:outer.<locals>", "python:<locals>.f", "python:pkg:",
+			      "python:a..b", "python:pkg.<lo>.f" };
+	struct unit_spec spec;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_expect_eq(unit_spec_resolve(&spec, good[i], NULL, 0, why, sizeof(why)), 0,
+			     "%s: %s", good[i], why);
+		unit_spec_free(&spec);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(unit_spec_resolve(&spec, bad[i], NULL, 0, why, sizeof(why)), -EINVAL,
+			     "%s was accepted", bad[i]);
+		unit_spec_free(&spec);
+	}
 }

@@ -372,7 +372,8 @@ static bool dotted_name(const char *s, size_t len)
 		char c = s[i];
 
 		/* Python's own qualname of a nested function: outer.<locals>.inner */
-		if (start && !strncmp(s + i, "<locals>", 8) && i + 8 < len && s[i + 8] == '.') {
+		if (start && i > 0 && !strncmp(s + i, "<locals>", 8) && i + 8 < len &&
+		    s[i + 8] == '.') {
 			i += 8;
 			continue;
 		}
