@@ -371,7 +371,7 @@ def _install_monitoring(specs, markers, report):
     def resolve_pending(force=False):
         # the program imports: the modules a pending spec names may be there now
         if not pending or (not force and len(sys.modules) == seen_modules[0]):
-            return False
+            return
         seen_modules[0] = len(sys.modules)
         for spec in list(pending):
             index, module, qualname = spec
@@ -382,11 +382,10 @@ def _install_monitoring(specs, markers, report):
             report.resolved(index, target.defined_in)
             owner_of[target.code] = target.owner
             if unit_of.get(target.code, -1) != index:
-                disabled = target.code in unit_of
+                disabled = unit_of.get(target.code) == -1
                 unit_of[target.code] = index
                 if disabled:
                     mon.restart_events()  # it ran before it was known: its events are back
-        return False
 
     def spec_for(code):
         spec = unit_of.get(code)
