@@ -479,6 +479,9 @@ static void offer_name(struct near_names *near, const struct unit_spec *spec, co
 	char shown[512], dotted[512];
 	unsigned d;
 
+	/* a short name inside the wanted one ("_", "fit") is contained, not close */
+	if (strlen(qual) * 2 < strlen(spec->qualname))
+		return;
 	if (spec->module) {
 		offer_near(near, name, name_distance(name, spec->text + 7 /* python: */),
 			   spec->text + 7);
