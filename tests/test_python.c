@@ -5,11 +5,13 @@
  * sizes they allocate, the calls they count, their worker pids and time.thread_time().
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "helpers.h"
+#include "trace/spec.h"
 
 #define DEBIAN_PYTHON "/usr/bin/python3"
 
@@ -434,4 +436,297 @@ Test(python, the_programs_own_sitecustomize_still_runs)
 	unlink(ran);
 	unlink(path);
 	rmdir(dir);
+}
+
+/*
+ * Names as users write them (issue #37): the spec resolves to the function object once the
+ * program has imported the module it names, through a re-export or a dotted path, and a spec
+ * that matched nothing fails the run with the closest names, once for the run.
+ */
+
+static const char *python_workload(const char *name)
+{
+	static __thread char path[512];
+
+	snprintf(path, sizeof(path), "%s/../../tools/workloads/python/%s",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads", name);
+	return path;
+}
+
+static size_t count_text(const char *haystack, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *at = haystack; at && (at = strstr(at, needle)); at += strlen(needle))
+		n++;
+	return n;
+}
+
+static size_t units_of(json_t *manifest, const char *spec)
+{
+	json_t *units = jget(manifest, "units"), *u;
+	size_t i, n = 0;
+
+	json_array_foreach(units, i, u)
+		n += !strcmp(json_string_value(jget(u, "spec")), spec);
+	return n;
+}
+
+/* run.python's verdict on spec. */
+static json_t *verdict_of(json_t *manifest, const char *spec)
+{
+	json_t *verdicts = jget(jget(manifest, "run"), "python"), *v;
+	size_t i;
+
+	json_array_foreach(verdicts, i, v)
+		if (!strcmp(json_string_value(jget(v, "spec")), spec))
+			return v;
+	return NULL;
+}
+
+/* Five KMeans fits named the way a new user names them: five units, exit 0, no word. */
+static void expect_kmeans_units(const char *spec)
+{
+	const char *args[] = { "run", "-q", "--unit", spec, DEBIAN_PYTHON,
+			       python_workload("kmeans_fit.py"), NULL };
+	struct um_result r;
+
+	if (system(DEBIAN_PYTHON " -c 'import sklearn' 2>/dev/null"))
+		cr_skip_test("Debian's python3-sklearn is not installed");
+	um_run(&r, true, args);
+	cr_assert_eq(r.status, 0, "%s: status %d: %s", spec, r.status, r.err);
+	cr_assert_not_null(r.truth, "%s: no truth: %s", spec, r.err);
+	cr_expect_eq(units_of(r.manifest, spec), (size_t)jnum(r.truth, "fits"), "%s: %s", spec, r.err);
+	cr_expect_str_eq(json_string_value(jget(verdict_of(r.manifest, spec), "status")), "matched");
+	cr_expect_str_eq(json_string_value(jget(verdict_of(r.manifest, spec), "defined_in")),
+			 "sklearn.cluster._kmeans");
+	um_result_free(&r);
+}
+
+Test(python, kmeans_by_qualname)
+{
+	expect_kmeans_units("python:KMeans.fit");
+}
+
+Test(python, kmeans_by_defining_module)
+{
+	expect_kmeans_units("python:sklearn.cluster._kmeans:KMeans.fit");
+}
+
+Test(python, kmeans_by_public_module)
+{
+	expect_kmeans_units("python:sklearn.cluster:KMeans.fit");
+}
+
+Test(python, kmeans_by_dotted_path)
+{
+	expect_kmeans_units("python:sklearn.cluster._kmeans.KMeans.fit");
+}
+
+/* The demo with a typo: an error naming the closest function, once, and unitmeter's status. */
+Test(python, demo_typo_names_the_closest)
+{
+	char demo[512];
+	const char *args[] = { "run", "-q", "--unit", "python:fit_gfmmm", DEBIAN_PYTHON, demo, NULL };
+	int failure = RUN_FAILED;
+	struct um_result r;
+	json_t *v;
+
+	if (system(DEBIAN_PYTHON " -c 'import sklearn' 2>/dev/null"))
+		cr_skip_test("Debian's python3-sklearn is not installed");
+	snprintf(demo, sizeof(demo), "%s/demo/fit_gmm.py", getenv("TOOLS") ? getenv("TOOLS") : "tools");
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, failure, "status %d: %s", r.status, r.err);
+	cr_expect_eq(count_text(r.err, "--unit python:fit_gfmmm matched no function"), 1, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "fit_gmm.py defined or imported; closest: fit_gfmm"), "%s",
+			   r.err);
+	v = verdict_of(r.manifest, "python:fit_gfmmm");
+	cr_expect_str_eq(json_string_value(jget(v, "status")), "not_found");
+	cr_expect_str_eq(json_string_value(json_array_get(jget(v, "closest"), 0)), "fit_gfmm");
+	cr_expect_eq(json_array_size(jget(r.manifest, "units")), 0);
+	um_result_free(&r);
+}
+
+/* A typo in the function two spawned pool workers run: every process reports, one message. */
+Test(python, typo_in_pool_worker_said_once)
+{
+	const char *args[] = { "run", "-q", "--unit", "python:fit_gfmx", DEBIAN_PYTHON, script(),
+			       "--mode", "pool", "--start", "spawn", NULL };
+	int failure = RUN_FAILED;
+	struct um_result r;
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, failure, "status %d: %s", r.status, r.err);
+	cr_assert_not_null(r.truth, "%s", r.err);
+	cr_expect_eq(json_array_size(jget(r.truth, "fits")), 4, "the workers ran their fits");
+	cr_expect_eq(count_text(r.err, "python:fit_gfmx"), 1, "once for the run: %s", r.err);
+	cr_expect_not_null(strstr(r.err, "closest: fit_gfmm"), "%s", r.err);
+	um_result_free(&r);
+}
+
+/* The program failed on its own: its status stands, and the spec is still said. */
+Test(python, the_programs_failure_comes_first)
+{
+	const char *args[] = { "run", "-q", "--unit", "python:fit_gfmx", DEBIAN_PYTHON, "-c",
+			       "import sys; sys.exit(7)", NULL };
+	struct um_result r;
+
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, 7, "status %d: %s", r.status, r.err);
+	cr_expect_not_null(strstr(r.err, "--unit python:fit_gfmx matched no function"), "%s", r.err);
+	um_result_free(&r);
+}
+
+/*
+ * Each kind of function py_names.py calls through the package umpkg, which re-exports what
+ * umpkg._impl defines: the units of each spec are the calls the script made of it.
+ */
+struct named_case {
+	const char *spec;
+	const char *truth_key; /* its calls in the truth; NULL: none expected */
+	const char *verdict;   /* run.python's status */
+};
+
+static void expect_named(const char *python, const struct named_case *cases, size_t n,
+			 bool expect_failure)
+{
+	const char *args[64] = { "run", "-q" };
+	int failure = expect_failure ? RUN_FAILED : 0;
+	struct um_result r;
+	size_t argc = 2;
+
+	for (size_t i = 0; i < n; i++) {
+		args[argc++] = "--unit";
+		args[argc++] = cases[i].spec;
+	}
+	args[argc++] = python;
+	args[argc++] = python_workload("py_names.py");
+	args[argc] = NULL;
+	um_run(&r, true, args);
+	cr_expect_eq(r.status, failure, "%s: status %d: %s", python, r.status, r.err);
+	cr_assert_not_null(r.truth, "%s: no truth: %s", python, r.err);
+	for (size_t i = 0; i < n; i++) {
+		size_t calls = cases[i].truth_key ?
+				       (size_t)jnum(jget(r.truth, "calls"), cases[i].truth_key) : 0;
+
+		cr_expect_eq(units_of(r.manifest, cases[i].spec), calls, "%s %s: %zu units, %zu calls",
+			     python, cases[i].spec, units_of(r.manifest, cases[i].spec), calls);
+		cr_expect_str_eq(json_string_value(jget(verdict_of(r.manifest, cases[i].spec), "status")),
+				 cases[i].verdict, "%s %s", python, cases[i].spec);
+	}
+	um_result_free(&r);
+}
+
+/* One spec each: two specs naming one function would share its units. */
+static const struct named_case common_cases[] = {
+	{ "python:umpkg:Model.fit", "Model.fit", "matched" },          /* a re-exported class */
+	{ "python:umpkg:solve", "solve", "matched" },                  /* a re-exported function */
+	{ "python:umpkg:Child.fit", "Child.fit", "matched" },          /* inherited: Child's calls */
+	{ "python:umpkg:wrapped_fit", "wrapped_fit", "matched" },      /* functools.wraps */
+	{ "python:umpkg:Model.static_fit", "Model.static_fit", "matched" },
+	{ "python:umpkg:Model.class_fit", "Model.class_fit", "matched" },
+	{ "python:umpkg:never_called", NULL, "never_called" },
+	{ "python:umpkg:alias_fit", "alias_fit", "matched" },          /* fit = _fit_impl */
+	{ "python:umpkg:lambda_fit", "lambda_fit", "matched" },
+};
+
+#define N_COMMON (sizeof(common_cases) / sizeof(common_cases[0]))
+
+/* The common cases and two that differ between 3.6-3.11 and 3.12+. */
+static void expect_named_with(const char *python, const struct named_case *extra, bool failure)
+{
+	struct named_case cases[N_COMMON + 2];
+
+	memcpy(cases, common_cases, sizeof(common_cases));
+	cases[N_COMMON] = extra[0];
+	cases[N_COMMON + 1] = extra[1];
+	expect_named(python, cases, N_COMMON + 2, failure);
+}
+
+Test(python, names_resolve_debian)
+{
+	const struct named_case extra[] = {
+		/* 3.6-3.11 wrap where a function is bound: a nested one has no binding to wrap */
+		{ "python:umpkg:outer.inner", NULL, "unresolvable" },
+		/* the cache object cannot be opened: every call through the name is a unit */
+		{ "python:umpkg:cached_fit", "cached_fit", "matched" },
+	};
+
+	expect_named_with(DEBIAN_PYTHON, extra, true);
+}
+
+Test(python, names_resolve_313)
+{
+	const char *py = pyenv("3.13.0");
+	const struct named_case extra[] = {
+		{ "python:umpkg:outer.inner", "outer.inner", "matched" },
+		/* the cached function's code runs on a miss only */
+		{ "python:umpkg:cached_fit", "cached_fit_misses", "matched" },
+	};
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_named_with(py, extra, false);
+}
+
+/* The dotted forms, Python's own <locals> step included (3.12+ only for the nested one). */
+Test(python, dotted_names_313)
+{
+	const char *py = pyenv("3.13.0");
+	const struct named_case cases[] = {
+		{ "python:umpkg._impl.Model.fit", "Model.fit", "matched" },
+		{ "python:umpkg._impl.outer.<locals>.inner", "outer.inner", "matched" },
+		{ "python:umpkg.Child.fit", "Child.fit", "matched" },
+	};
+
+	if (!py)
+		cr_skip_test("pyenv 3.13.0 is absent");
+	expect_named(py, cases, 3, false);
+}
+
+Test(python, dotted_names_debian)
+{
+	const struct named_case cases[] = {
+		{ "python:umpkg._impl.Model.fit", "Model.fit", "matched" },
+		{ "python:umpkg.Child.fit", "Child.fit", "matched" },
+	};
+
+	expect_named(DEBIAN_PYTHON, cases, 2, false);
+}
+
+/* A spec that found its function and never saw it called: a warning, exit 0. */
+Test(python, never_called_is_a_warning)
+{
+	const struct named_case cases[] = { { "python:umpkg:never_called", NULL, "never_called" } };
+	const char *args[] = { "run", "-q", "--unit", "python:umpkg:never_called", DEBIAN_PYTHON,
+			       python_workload("py_names.py"), NULL };
+	struct um_result r;
+
+	expect_named(DEBIAN_PYTHON, cases, 1, false);
+	um_run(&r, true, args);
+	cr_expect_eq(count_text(r.err, "warning: --unit python:umpkg:never_called: defined in "
+				       "`umpkg._impl`, never called"), 1, "%s", r.err);
+	um_result_free(&r);
+}
+
+/* The forms a python: spec is parsed in, Python's own <locals> step among them. */
+Test(python, spec_forms_parse)
+{
+	const char *good[] = { "python:fit", "python:pkg.mod:Model.fit", "python:pkg.mod.Model.fit",
+			       "python:outer.<locals>.inner", "python:pkg:outer.<locals>.inner" };
+	const char *bad[] = { "python:outer.<locals>", "python:<locals>.f", "python:pkg:",
+			      "python:a..b", "python:pkg.<lo>.f" };
+	struct unit_spec spec;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_expect_eq(unit_spec_resolve(&spec, good[i], NULL, 0, why, sizeof(why)), 0,
+			     "%s: %s", good[i], why);
+		unit_spec_free(&spec);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(unit_spec_resolve(&spec, bad[i], NULL, 0, why, sizeof(why)), -EINVAL,
+			     "%s was accepted", bad[i]);
+		unit_spec_free(&spec);
+	}
 }

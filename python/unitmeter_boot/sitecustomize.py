@@ -43,6 +43,197 @@ def _parse_specs(text):
     return specs
 
 
+def _module_paths(module, qualname):
+    """Where a spec's object may be looked up: (module name, attribute path), longest module first.
+
+    'pkg.mod:Model.fit' names one module; a dotted 'pkg.mod.Model.fit' may split at any dot, and
+    the longest prefix the program has imported wins. A bare 'fit' names no module.
+    """
+    parts = [p for p in qualname.split(".") if p != "<locals>"]
+    if module is not None:
+        return [(module, parts)]
+    return [(".".join(parts[:k]), parts[k:]) for k in range(len(parts) - 1, 0, -1)]
+
+
+class _Target(object):
+    """What a spec's name resolved to in this process.
+
+    function: the object found (a functools.wraps wrapper included); code: the code object whose
+    runs are the units (the innermost wrapped function's); holder and attr: where the name is
+    bound; raw: the binding as found (a staticmethod or classmethod object, or the function);
+    owner: the named class when the method is inherited from a base class, so that only calls on
+    it (or its subclasses) count; nested: a function defined inside another one's body.
+    """
+
+    def __init__(self, function, code, holder, attr, raw, owner, nested):
+        self.function, self.code = function, code
+        self.holder, self.attr, self.raw = holder, attr, raw
+        self.owner, self.nested = owner, nested
+        self.defined_in = getattr(function, "__module__", None) if function is not None else None
+
+
+_MISSING = object()
+
+
+def _unwrap(function):
+    """The innermost function behind functools.wraps wrappers (inspect.unwrap, without inspect)."""
+    seen = set()
+    while hasattr(function, "__wrapped__") and id(function) not in seen:
+        seen.add(id(function))
+        function = function.__wrapped__
+    return function
+
+
+def _lookup(holder, attr):
+    """holder.attr as it is stored (a staticmethod stays one), and the class that stores it."""
+    if isinstance(holder, type):
+        for klass in holder.__mro__:
+            if attr in klass.__dict__:
+                return klass.__dict__[attr], klass
+        return _MISSING, None
+    return getattr(holder, "__dict__", {}).get(attr, _MISSING), holder
+
+
+def _nested_code(code, parts):
+    """The code object of a function defined in code's body, by the names of its nesting."""
+    import types
+    for part in parts:
+        inner = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == part]
+        if not inner:
+            return None
+        code = inner[0]
+    return code
+
+
+def _walk(module, parts):
+    """The _Target that module's attribute path names, or None."""
+    import types
+    obj, holder, raw, owner = module, None, None, None
+    for i, part in enumerate(parts):
+        if isinstance(obj, types.FunctionType) and holder is not None:
+            code = _nested_code(_unwrap(obj).__code__, parts[i:])
+            if code is None:
+                return None
+            target = _Target(None, code, None, None, None, None, True)
+            target.defined_in = obj.__module__
+            return target
+        raw, stored_by = _lookup(obj, part)
+        if raw is _MISSING:
+            return None
+        holder = obj
+        owner = obj if isinstance(obj, type) and stored_by is not obj else None
+        obj = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    function = _unwrap(obj)
+    if holder is None or not isinstance(function, types.FunctionType):
+        return None
+    return _Target(obj, function.__code__, holder, parts[-1], raw, owner, False)
+
+
+def _resolve(module, qualname):
+    """The _Target of a spec that names a module, once the program has imported that module."""
+    for name, parts in _module_paths(module, qualname):
+        loaded = sys.modules.get(name)
+        if loaded is not None and parts:
+            target = _walk(loaded, parts)
+            if target is not None:
+                return target
+    return None
+
+
+def _defined_names():
+    """'module:qualname' of every function the imported modules define (classes' methods too)."""
+    import types
+    names = []
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or name == "sitecustomize":
+            continue
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if getattr(value, "__module__", None) != name:
+                continue  # imported from elsewhere: named where it is defined
+            if isinstance(value, types.FunctionType):
+                names.append("%s:%s" % (name, value.__qualname__))
+            elif isinstance(value, type):
+                for member in list(value.__dict__.values()):
+                    member = getattr(member, "__func__", member)
+                    if isinstance(member, types.FunctionType):
+                        names.append("%s:%s" % (name, member.__qualname__))
+    return names
+
+
+class _SpecReport(object):
+    """What this process knows of each spec, for unitmeter to judge at the run's end.
+
+    A file per process (PID.specs in UNITMETER_PY_REPORT): the specs it resolved and where
+    their function is defined, why one cannot resolve, and, when a spec found nothing, every
+    name it saw defined (unitmeter picks the closest). Written when a spec resolves and at exit,
+    so a worker killed by its pool has said what it found.
+    """
+
+    def __init__(self, report_dir, specs):
+        self.report_dir = report_dir
+        self.specs = specs
+        self.defined = {}  # spec index -> the module defining its function
+        self.why = {}  # spec index -> why it cannot resolve here
+        self.names = None
+
+    def resolved(self, index, module):
+        if self.defined.get(index) == module:
+            return
+        self.defined[index] = module
+        self.why.pop(index, None)
+        self.write()
+
+    def cannot(self, index, why):
+        if index not in self.defined and self.why.get(index) != why:
+            self.why[index] = why
+            self.write()
+
+    def write(self):
+        import json
+        if not self.report_dir:
+            return
+        state = {"pid": os.getpid(), "program": sys.argv[0] if sys.argv else None,
+                 "defined": dict((str(k), v) for k, v in self.defined.items()),
+                 "why": dict((str(k), v) for k, v in self.why.items()), "names": self.names}
+        path = os.path.join(self.report_dir, "%d.specs" % os.getpid())
+        try:
+            with open(path + ".tmp", "w") as out:
+                json.dump(state, out)
+            os.rename(path + ".tmp", path)
+        except (OSError, ValueError) as exc:
+            _warn("could not write the unit report: %s" % exc)
+
+    def at_exit(self):
+        """Last word: what resolves now, and the names defined when a spec found nothing."""
+        unresolved = False
+        for index, module, qualname in self.specs:
+            if index in self.defined or index in self.why:
+                continue
+            target = _resolve(module, qualname)
+            if target is None and module is None:
+                target = _find_by_qualname(qualname)
+            if target is not None:
+                self.defined[index] = target.defined_in
+            else:
+                unresolved = True
+        if unresolved:
+            self.names = _defined_names()
+        self.write()
+
+
+def _find_by_qualname(qualname):
+    """A bare name's function in any imported module (what 'python:fit' matches), or None."""
+    import types
+    parts = qualname.split(".")
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and name != "sitecustomize":
+            target = _walk(module, parts)
+            if target is not None and target.function is not None and \
+                    target.function.__qualname__ == qualname:
+                return target
+    return None
+
+
 class _Markers(object):
     """The two native markers, and the once-per-process report of the target's facts."""
 
@@ -142,7 +333,22 @@ def _write_report(report_dir):
     os.rename(path + ".tmp", path)
 
 
-def _install_monitoring(specs, markers):
+def _called_on(owner, code, frame):
+    """An inherited method's call counts when its self (or cls) is the named class's."""
+    if owner is None:
+        return True
+    if not code.co_argcount:
+        return False
+    first = frame.f_locals.get(code.co_varnames[0])
+    return isinstance(first, owner) or (isinstance(first, type) and issubclass(first, owner))
+
+
+def _plain_qualname(qualname):
+    """A qualname without its '<locals>' steps: how 'outer.inner' names a nested function."""
+    return qualname.replace("<locals>.", "").replace(".<locals>", "")
+
+
+def _install_monitoring(specs, markers, report):
     """3.12+: events on the unit functions' code objects only."""
     mon = sys.monitoring
     tool = None
@@ -156,23 +362,47 @@ def _install_monitoring(specs, markers):
     mon.use_tool_id(tool, "unitmeter")
     events = mon.events
     unit_of = {}  # code object -> spec index, or -1 for code that is not a unit
+    owner_of = {}  # code object -> the class an inherited method was named on
+    by_name = [(index, _plain_qualname(qualname)) for index, module, qualname in specs
+               if module is None]
+    # specs naming a module: resolved to their code object once the program has imported it
+    pending = [spec for spec in specs if spec[1] is not None or "." in spec[2]]
+    seen_modules = [-1]
+
+    def resolve_pending(force=False):
+        # the program imports: the modules a pending spec names may be there now
+        if not pending or (not force and len(sys.modules) == seen_modules[0]):
+            return
+        seen_modules[0] = len(sys.modules)
+        for spec in list(pending):
+            index, module, qualname = spec
+            target = _resolve(module, qualname)
+            if target is None:
+                continue
+            pending.remove(spec)
+            report.resolved(index, target.defined_in)
+            owner_of[target.code] = target.owner
+            if unit_of.get(target.code, -1) != index:
+                disabled = unit_of.get(target.code) == -1
+                unit_of[target.code] = index
+                if disabled:
+                    mon.restart_events()  # it ran before it was known: its events are back
 
     def spec_for(code):
         spec = unit_of.get(code)
         if spec is not None:
             return spec
+        resolve_pending()
+        spec = unit_of.get(code)
+        if spec is not None:
+            return spec
         spec = -1
-        qualname = code.co_qualname
-        for index, module, wanted in specs:
-            if qualname != wanted:
-                continue
-            if module is not None:
-                # the frame of the function that is starting: its module decides
-                name = sys._getframe(2).f_globals.get("__name__")
-                if name != module and not (module in _MAIN_NAMES and name in _MAIN_NAMES):
-                    continue
-            spec = index
-            break
+        qualname = _plain_qualname(code.co_qualname)
+        for index, wanted in by_name:
+            if qualname == wanted:
+                spec = index
+                report.resolved(index, sys._getframe(2).f_globals.get("__name__"))
+                break
         unit_of[code] = spec
         return spec
 
@@ -180,19 +410,26 @@ def _install_monitoring(specs, markers):
         spec = spec_for(code)
         if spec < 0:
             return mon.DISABLE
-        markers.begin(spec)
+        if _called_on(owner_of.get(code), code, sys._getframe(1)):
+            markers.begin(spec)
 
     def on_return(code, offset, value):
         spec = unit_of.get(code, -1)
         if spec < 0:
             return mon.DISABLE
-        markers.unit_end(spec)
+        if _called_on(owner_of.get(code), code, sys._getframe(1)):
+            markers.unit_end(spec)
 
     def on_unwind(code, offset, exception):
         spec = unit_of.get(code, -1)
-        if spec >= 0:
+        if spec >= 0 and _called_on(owner_of.get(code), code, sys._getframe(1)):
             markers.unit_end(spec)
 
+    if pending:
+        # a module finishes its import before anything outside it can call its functions
+        hooked = [name for index, module, qualname in pending
+                  for name, parts in _module_paths(module, qualname)]
+        _install_import_hook(lambda module: resolve_pending(force=True), hooked)
     mon.register_callback(tool, events.PY_START, on_start)
     mon.register_callback(tool, events.PY_RETURN, on_return)
     mon.register_callback(tool, events.PY_UNWIND, on_unwind)
@@ -254,12 +491,73 @@ def _wrap_in(namespace_get, namespace_set, owner_module, qualname, spec, markers
     return True
 
 
-def _install_wrapping(specs, markers):
+_NESTED_WHY = ("a nested function is made anew at each call of the function around it, and "
+               "Python 3.6-3.11 units wrap functions where they are bound: it is seen from "
+               "Python 3.12 on")
+
+
+def _wrap_closure(function, spec):
+    """A functools.wraps wrapper: the function it wraps, swapped in its closure; True if done.
+
+    Every binding of the wrapper then calls the unit, as sys.monitoring sees the inner code on
+    3.12+. Cells are writable from 3.7; a C wrapper (lru_cache) has none.
+    """
+    inner = function.__wrapped__
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            if cell.cell_contents is inner:
+                cell.cell_contents = _wrap(inner, spec)
+                return True
+        except (ValueError, AttributeError):
+            continue
+    return False
+
+
+def _wrap_target(target, spec):
+    """Wrap a resolved function where the program will call it; the reason when it cannot be."""
+    if target.nested:
+        return _NESTED_WHY
+    function = target.function
+    if hasattr(function, "__wrapped__") and _wrap_closure(function, spec):
+        return None
+    wrapped = _wrap(function, spec)
+    if isinstance(target.raw, (staticmethod, classmethod)):
+        wrapped = type(target.raw)(wrapped)
+    # a class is shared by all its names; a module function is bound in each module that has it
+    setattr(target.holder, target.attr, wrapped)
+    home = sys.modules.get(getattr(function, "__module__", None))
+    name = getattr(function, "__name__", None)
+    if home is not None and home is not target.holder and \
+            getattr(home, "__dict__", {}).get(name) is function:
+        setattr(home, name, wrapped)
+    return None
+
+
+def _install_wrapping(specs, markers, report):
     """3.6-3.11: wrap each unit function in the module that defines it."""
     pending_main = [s for s in specs if s[1] is None or s[1] in _MAIN_NAMES]
-    wanted = [s for s in specs if s[1] is None or s[1] not in _MAIN_NAMES]
+    wanted = [s for s in specs if s[1] is None]
+    # a module's name (pkg:Class.f, or dotted pkg.Class.f): resolved once that module is imported
+    by_object = [s for s in specs if (s[1] is not None and s[1] not in _MAIN_NAMES) or
+                 (s[1] is None and "." in s[2])]
 
     import types
+
+    def resolve_by_object():
+        found = False
+        for spec in list(by_object):
+            index, module, qualname = spec
+            target = _resolve(module, qualname)
+            if target is None:
+                continue
+            by_object.remove(spec)
+            why = _wrap_target(target, index)
+            if why:
+                report.cannot(index, why)
+            else:
+                report.resolved(index, target.defined_in)
+                found = True
+        return found
 
     def scan_module(module):
         if not isinstance(module, types.ModuleType):
@@ -267,15 +565,17 @@ def _install_wrapping(specs, markers):
         name = getattr(module, "__name__", None)
         found = False
         for index, mod, qualname in wanted:
-            if mod is not None and mod != name:
-                continue
             ns = module.__dict__
             if _wrap_in(ns.get, ns.__setitem__, name, qualname, index, markers):
+                report.resolved(index, name)
                 found = True
-        return found
+        return resolve_by_object() or found
 
-    if wanted:
-        _install_import_hook(scan_module, [s[1] for s in wanted])
+    hooked = [None] if wanted else []
+    for index, module, qualname in by_object:
+        hooked.extend(name for name, parts in _module_paths(module, qualname))
+    if hooked:
+        _install_import_hook(scan_module, hooked)
 
     if not pending_main:
         return
@@ -307,6 +607,7 @@ def _install_wrapping(specs, markers):
         for spec in list(remaining):
             index, _, qualname = spec
             if _wrap_in(ns.get, ns.__setitem__, ns.get("__name__"), qualname, index, markers):
+                report.resolved(index, ns.get("__name__"))
                 remaining.remove(spec)
         if not remaining:
             stop_tracing()
@@ -389,10 +690,13 @@ def _bootstrap():
         markers = _Markers(library, os.environ.get("UNITMETER_PY_REPORT"))
         global _unitmeter_markers
         _unitmeter_markers = markers
+        report = _SpecReport(os.environ.get("UNITMETER_PY_REPORT"), specs)
+        import atexit
+        atexit.register(report.at_exit)
         if sys.version_info >= (3, 12):
-            _install_monitoring(specs, markers)
+            _install_monitoring(specs, markers, report)
         else:
-            _install_wrapping(specs, markers)
+            _install_wrapping(specs, markers, report)
     except Exception as exc:  # the traced program must run even if the bootstrap cannot
         _warn("python units are off in process %d: %s" % (os.getpid(), exc))
 

@@ -71,7 +71,8 @@ static const char usage_text[] =
 	  "A unit function: SYMBOL (in the command's executable), LIB:SYMBOL (LIB a path to an " \
 	  "executable or shared library, also one loaded later with dlopen, or a soname such "  \
 	  "as liblzma.so.5, found as the loader finds it), LIB:SYMBOL@VERSION (one version of " \
-	  "a versioned symbol), or python:[MODULE:]QUALNAME (a CPython function). Repeatable.", \
+	  "a versioned symbol), or python:[MODULE:]QUALNAME or python:MODULE.QUALNAME (a "     \
+	  "CPython function; MODULE may be one that re-exports it). Repeatable.",                \
 	  0 },                                                                                   \
 	{ "output", 'o', "FILE", 0, "Run manifest (JSON). Default: unitmeter-run.json", 0 },   \
 	{ "units-jsonl", OPT_UNITS_JSONL, "FILE", 0,                                           \

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands/exact_options.h"
-#include "common/edit_distance.h"
+#include "common/closest.h"
 
 /* What one option of argp's tables is: its long name, short key and whether it takes a value. */
 struct option_seen {

@@ -116,6 +116,7 @@ struct session {
 	size_t n_specs, n_targets;
 	struct python_units python;
 	bool have_python;
+	size_t python_errors; /* python: specs that matched nothing: the run fails with them */
 	struct tracer_config tcfg;
 	struct run_record_config rcfg;
 	struct tracer *tracer;
@@ -388,6 +389,16 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 	return 0;
 }
 
+/* Each python: spec judged once, from every process's report and the units the kernel saw. */
+static json_t *judge_python_specs(const struct session *s)
+{
+	size_t units[UM_MAX_SPECS] = { 0 };
+
+	for (size_t i = 0; i < s->n_specs && i < UM_MAX_SPECS; i++)
+		units[i] = run_record__units_of_spec(s->record, i);
+	return python_units__verdicts(&s->python, s->specs, s->n_specs, units);
+}
+
 /*
  * Everything measured goes out, one way: the tracer ends and hands over what it holds, and the
  * record is closed with it (the manifest and the tables written); then the report. wait_status:
@@ -398,13 +409,20 @@ static int session_finish(struct session *s, const int *wait_status)
 	struct run_end end = { .memcg = &s->memcg, .limits = &s->limits, .have_exit = wait_status != NULL,
 			       .wait_status = wait_status ? *wait_status : 0,
 			       .manifest = s->manifest };
+	json_t *python_verdicts = NULL;
 	int err;
 
 	tracer__end(s->tracer, &end.trace);
 	/* what the python processes wrote of themselves (each at the end of its first unit) */
-	if (s->have_python)
+	if (s->have_python) {
 		end.target_facts = python_units__facts(&s->python);
+		python_verdicts = judge_python_specs(s);
+		end.python_specs = json_incref(python_verdicts);
+	}
 	err = run_record__close(s->record, &end);
+	/* last, below the tables: once for the run, whichever processes reported */
+	s->python_errors = python_units__say(python_verdicts);
+	json_decref(python_verdicts);
 	s->t_written = um_monotonic_ns();
 	if (err) {
 		um_err("cannot write the manifest %s: %s", s->manifest, strerror(-err));
@@ -529,6 +547,9 @@ int session_run(const struct um_options *o)
 	if (session_finish(&s, &wait_status) || err)
 		goto out;
 	status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+	/* the command's own failure comes first: it may be why a spec saw nothing */
+	if (status == 0 && s.python_errors)
+		status = um_exit_failed(o->command);
 out:
 	session_cleanup(&s);
 	free(path);
@@ -625,7 +646,7 @@ int session_attach(const struct um_options *o)
 	}
 	s.t_ended = s.t_drained = um_monotonic_ns();
 	if (!session_finish(&s, NULL))
-		status = 0;
+		status = s.python_errors ? um_exit_failed(o->command) : 0;
 out:
 	session_cleanup(&s);
 	return status;

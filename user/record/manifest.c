@@ -255,6 +255,9 @@ static json_t *run_json(const struct run_record *r)
 								      r->trace.stop_ns)
 					      : json_null());
 	json_object_set_new(run, "per_process", table);
+	/* each python: spec's fate: matched, never called, or not found with the closest names */
+	if (r->python_specs)
+		json_object_set(run, "python", r->python_specs);
 	return run;
 }
 

@@ -293,6 +293,15 @@ int run_record__flush(struct run_record *r)
 	return units_stream__error(r->stream);
 }
 
+size_t run_record__units_of_spec(const struct run_record *r, size_t spec)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_units; i++)
+		n += r->units[i].spec == spec;
+	return n;
+}
+
 int run_record__stream_error(const struct run_record *r)
 {
 	return units_stream__error(r->stream);
@@ -328,6 +337,8 @@ int run_record__close(struct run_record *r, struct run_end *end)
 		json_decref(end->target_facts);
 		end->target_facts = NULL;
 	}
+	r->python_specs = end->python_specs;
+	end->python_specs = NULL;
 	err = run_record__write_manifest(r, end->manifest);
 	run_record__print_tables(r, stderr);
 	if (c->lost_records || c->map_full)
@@ -369,6 +380,7 @@ void run_record__free(struct run_record *r)
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(r->spec_json[i]);
 	json_decref(r->hardware);
+	json_decref(r->python_specs);
 	free(r->procs);
 	free(r);
 }

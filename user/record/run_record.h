@@ -55,6 +55,8 @@ struct run_end {
 	int wait_status;
 	json_t *target_facts; /* what the targets say of themselves (python_units__facts), merged
 			       * into the hardware record; NULL: none */
+	json_t *python_specs; /* what became of each python: spec (python_units__verdicts), as
+			       * run.python; NULL: no python: spec */
 	const char *manifest; /* the manifest's path */
 };
 
@@ -62,7 +64,7 @@ struct run_end {
  * Close the record with how the run ended, in this order: push out the units still buffered;
  * warn of each bare unit symbol no exec'd program had; take the processes still alive; write the
  * manifest; print the tables; warn of records or updates lost. Takes end's trace and
- * target_facts (freed with the record). Returns 0 or the manifest's write error (a negative
+ * target_facts and python_specs (freed with the record). Returns 0 or the manifest's write error (a negative
  * errno), which the caller says.
  */
 int run_record__close(struct run_record *r, struct run_end *end);
@@ -71,6 +73,8 @@ int run_record__close(struct run_record *r, struct run_end *end);
  * count the progress lines the batch did not show. Returns run_record__stream_error.
  */
 int run_record__flush(struct run_record *r);
+/* How many units of spec index `spec` the run has finished. */
+size_t run_record__units_of_spec(const struct run_record *r, size_t spec);
 /* Any JSONL write error so far (0 or a negative errno). */
 int run_record__stream_error(const struct run_record *r);
 void run_record__free(struct run_record *r);

@@ -58,6 +58,7 @@ struct run_record {
 	bool have_exit;
 	int wait_status;
 	json_t *hardware;
+	json_t *python_specs; /* run.python; NULL: no python: spec */
 	json_t *summary; /* computed once, for the manifest and the table: sorting a storm's units is not free */
 	/* from run_record__close: what the tracer handed over (trace.stop_ns: when tracing stopped,
 	 * the end of a root still running), and the cgroup whose charge was read */

@@ -441,6 +441,211 @@ json_t *python_units__facts(const struct python_units *pu)
 	return facts;
 }
 
+/*
+ * What one spec came to across the processes' reports (PID.specs, written by the bootstrap at
+ * each resolution and at exit): where its function is defined, why it cannot resolve, and the
+ * closest of the names the processes saw defined.
+ */
+struct spec_verdict {
+	const char *defined_in; /* borrowed from a report */
+	const char *why;
+	struct near_names near;
+};
+
+static bool is_main_module(const char *module, size_t len)
+{
+	return (len == 8 && !strncmp(module, "__main__", 8)) ||
+	       (len == 11 && !strncmp(module, "__mp_main__", 11));
+}
+
+/*
+ * Offer "module:qualname" as the spec's near name, in the form the user wrote it: the whole
+ * "module:qualname" against a spec that names a module; the qualname against a bare one (a main
+ * module's shown bare, since that is how it is named); "module.qualname" against a dotted path.
+ */
+static void offer_near(struct near_names *near, const char *name, unsigned d, const char *wanted)
+{
+	/* a name that needs more than half of the wanted one rewritten is not near it */
+	size_t limit = strlen(wanted) / 2;
+
+	if (d <= (limit > 2 ? limit : 2))
+		near_names__add(near, name, d);
+}
+
+static void offer_name(struct near_names *near, const struct unit_spec *spec, const char *name)
+{
+	const char *colon = strchr(name, ':'), *qual = colon ? colon + 1 : name;
+	size_t mlen = colon ? (size_t)(colon - name) : 0;
+	char shown[512], dotted[512];
+	unsigned d;
+
+	/* a short name inside the wanted one ("_", "fit") is contained, not close */
+	if (strlen(qual) * 2 < strlen(spec->qualname))
+		return;
+	if (spec->module) {
+		offer_near(near, name, name_distance(name, spec->text + 7 /* python: */),
+			   spec->text + 7);
+		return;
+	}
+	if (mlen && !is_main_module(name, mlen))
+		snprintf(shown, sizeof(shown), "%s", name);
+	else
+		snprintf(shown, sizeof(shown), "%s", qual);
+	d = name_distance(qual, spec->qualname);
+	if (strchr(spec->qualname, '.') && mlen) {
+		unsigned dd;
+
+		snprintf(dotted, sizeof(dotted), "%.*s.%s", (int)mlen, name, qual);
+		dd = name_distance(dotted, spec->qualname);
+		if (dd < d) {
+			offer_near(near, dotted, dd, spec->qualname);
+			return;
+		}
+	}
+	offer_near(near, shown, d, spec->qualname);
+}
+
+static void read_spec_report(json_t *report, const struct unit_spec *specs, size_t n,
+			     struct spec_verdict *v)
+{
+	json_t *defined = json_object_get(report, "defined"), *why = json_object_get(report, "why");
+	json_t *names = json_object_get(report, "names"), *name;
+	size_t j;
+
+	for (size_t i = 0; i < n; i++) {
+		char key[24];
+
+		if (!specs[i].python)
+			continue;
+		snprintf(key, sizeof(key), "%zu", i);
+		if (!v[i].defined_in)
+			v[i].defined_in = json_string_value(json_object_get(defined, key));
+		if (!v[i].why)
+			v[i].why = json_string_value(json_object_get(why, key));
+	}
+	json_array_foreach(names, j, name) {
+		const char *text = json_string_value(name);
+
+		for (size_t i = 0; text && i < n; i++)
+			if (specs[i].python && !v[i].defined_in && !v[i].why)
+				offer_name(&v[i].near, &specs[i], text);
+	}
+}
+
+/* The reports, in a JSON array; the first process's program (the lowest pid's argv[0]). */
+static json_t *load_spec_reports(const char *dir, const char **program)
+{
+	json_t *reports = json_array();
+	json_int_t lowest = -1;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t i;
+	json_t *r;
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+		size_t len = strlen(de->d_name);
+		json_t *report;
+
+		if (len < 7 || strcmp(de->d_name + len - 6, ".specs"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		report = json_load_file(path, 0, NULL);
+		if (json_is_object(report))
+			json_array_append(reports, report);
+		json_decref(report);
+	}
+	if (d)
+		closedir(d);
+	*program = NULL;
+	json_array_foreach(reports, i, r) {
+		json_int_t pid = json_integer_value(json_object_get(r, "pid"));
+
+		if (lowest < 0 || pid < lowest) {
+			lowest = pid;
+			*program = json_string_value(json_object_get(r, "program"));
+		}
+	}
+	return reports;
+}
+
+static json_t *verdict_json(const struct unit_spec *spec, size_t units, const struct spec_verdict *v,
+			    const char *program, bool any_report)
+{
+	const char *status = units ? "matched" : v->defined_in ? "never_called" :
+				     v->why ? "unresolvable" : "not_found";
+	json_t *closest = json_array();
+	char message[1024] = "", near[512];
+
+	for (int i = 0; i < NEAR_MATCHES && v->near.names[i]; i++)
+		json_array_append_new(closest, json_string(v->near.names[i]));
+	near_names__format(&v->near, near, sizeof(near));
+	if (units)
+		message[0] = '\0'; /* a spec that measured units has nothing to say */
+	else if (v->defined_in)
+		snprintf(message, sizeof(message), "--unit %s: defined in `%s`, never called",
+			 spec->text, v->defined_in);
+	else if (v->why)
+		snprintf(message, sizeof(message), "--unit %s: %s", spec->text, v->why);
+	else if (!any_report)
+		snprintf(message, sizeof(message), "--unit %s matched nothing: no Python process "
+			 "of the command ran unitmeter's bootstrap (is it a Python program, started "
+			 "with PYTHONPATH and site left on?)", spec->text);
+	else
+		snprintf(message, sizeof(message), "--unit %s matched no function that the Python "
+			 "processes of %s defined or imported%s%s", spec->text,
+			 program ? program : "the command", near[0] ? "; closest: " : "", near);
+	return json_pack("{s:s, s:I, s:s, s:s?, s:o, s:s?}", "spec", spec->text,
+			 "units", (json_int_t)units, "status", status, "defined_in", v->defined_in,
+			 "closest", closest, "message", message[0] ? message : NULL);
+}
+
+json_t *python_units__verdicts(const struct python_units *pu, const struct unit_spec *specs,
+			       size_t n, const size_t *units)
+{
+	struct spec_verdict *v = calloc(n ? n : 1, sizeof(*v));
+	const char *program = NULL;
+	json_t *reports = load_spec_reports(pu->facts_dir, &program), *report, *out = json_array();
+	size_t j;
+
+	if (!v) {
+		json_decref(reports);
+		return out;
+	}
+	json_array_foreach(reports, j, report)
+		read_spec_report(report, specs, n, v);
+	for (size_t i = 0; i < n; i++) {
+		if (specs[i].python)
+			json_array_append_new(out, verdict_json(&specs[i], units[i], &v[i], program,
+								json_array_size(reports) > 0));
+		near_names__free(&v[i].near);
+	}
+	free(v);
+	json_decref(reports); /* after the verdicts: their strings were borrowed from it */
+	return out;
+}
+
+size_t python_units__say(const json_t *verdicts)
+{
+	size_t errors = 0, i;
+	json_t *v;
+
+	json_array_foreach(verdicts, i, v) {
+		const char *status = json_string_value(json_object_get(v, "status"));
+		const char *message = json_string_value(json_object_get(v, "message"));
+
+		if (!message)
+			continue;
+		if (!strcmp(status, "never_called")) {
+			um_warn("%s", message);
+		} else {
+			um_err("%s", message);
+			errors++;
+		}
+	}
+	return errors;
+}
+
 /* A directory of plain files this run made (its name "" when none), removed; the name cleared. */
 static void remove_flat_dir(char *dir)
 {

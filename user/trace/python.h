@@ -40,6 +40,17 @@ int python_units__export_env(const struct python_units *pu);
  * process's, when it said). A new object; NULL when out of memory.
  */
 json_t *python_units__facts(const struct python_units *pu);
+/*
+ * What became of each python: spec, judged once for the run from the units seen (units[i], of
+ * spec i) and what every process reported: run.python of the manifest, one object per python:
+ * spec with its status (matched, never_called: defined but not called, unresolvable: a name
+ * that cannot be seen on this Python, not_found: with the closest names the processes defined)
+ * and its message. A new array; never NULL but when out of memory.
+ */
+json_t *python_units__verdicts(const struct python_units *pu, const struct unit_spec *specs,
+			       size_t n, const size_t *units);
+/* Say each verdict's message once (never_called a warning, the rest errors); the errors' count. */
+size_t python_units__say(const json_t *verdicts);
 void python_units__cleanup(struct python_units *pu);
 
 #endif

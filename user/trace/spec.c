@@ -8,42 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "common/edit_distance.h"
+#include "common/closest.h"
 #include "trace/libfind.h"
 #include "trace/spec.h"
 
-#define NEAR_MATCHES 5
-
-struct near {
-	char *names[NEAR_MATCHES];
-	unsigned dist[NEAR_MATCHES];
-};
-
-static void near_offer(struct near *near, const char *name, const char *wanted)
+static void near_offer(struct near_names *near, const char *name, const char *wanted)
 {
-	/* a name that contains the wanted one (or the reverse) is nearer than its distance says */
-	unsigned d = um_edit_distance(name, wanted);
-	int slot = -1;
-
-	if (strstr(name, wanted) || strstr(wanted, name))
-		d = d / 4;
-	for (int i = 0; i < NEAR_MATCHES; i++) {
-		if (near->names[i] && strcmp(near->names[i], name) == 0)
-			return;
-		if (!near->names[i] || d < near->dist[i]) {
-			slot = i;
-			break;
-		}
-	}
-	if (slot < 0)
-		return;
-	free(near->names[NEAR_MATCHES - 1]);
-	memmove(&near->names[slot + 1], &near->names[slot],
-		(NEAR_MATCHES - 1 - slot) * sizeof(near->names[0]));
-	memmove(&near->dist[slot + 1], &near->dist[slot],
-		(NEAR_MATCHES - 1 - slot) * sizeof(near->dist[0]));
-	near->names[slot] = strdup(name);
-	near->dist[slot] = d;
+	near_names__add(near, name, name_distance(name, wanted));
 }
 
 /* The names of a shared library's symbol versions, by their index (.gnu.version_d). */
@@ -120,7 +91,7 @@ static void match_offer(struct function_match *m, uint64_t offset, const char *v
 int elf_function_offset(const char *path, const char *name, const char *version, uint64_t *offset,
 			char *why, size_t whylen)
 {
-	struct near near = { 0 };
+	struct near_names near = { 0 };
 	struct function_match match = { 0 };
 	struct elf_versions versions;
 	int fd, err = -ENOENT, nsyms = 0;
@@ -233,14 +204,13 @@ int elf_function_offset(const char *path, const char *name, const char *version,
 			 path);
 		err = -ENODATA;
 	} else {
-		int n = snprintf(why, whylen, "%s has no function '%s'; closest:", path, name);
+		int n = snprintf(why, whylen, "%s has no function '%s'; closest: ", path, name);
 
-		for (int i = 0; i < NEAR_MATCHES && near.names[i] && n > 0 && (size_t)n < whylen; i++)
-			n += snprintf(why + n, whylen - n, "%s %s", i ? "," : "", near.names[i]);
+		if (n > 0 && (size_t)n < whylen)
+			near_names__format(&near, why + n, whylen - n);
 	}
 out:
-	for (int i = 0; i < NEAR_MATCHES; i++)
-		free(near.names[i]);
+	near_names__free(&near);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -324,6 +294,12 @@ static bool dotted_name(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
 
+		/* Python's own qualname of a nested function: outer.<locals>.inner */
+		if (start && i > 0 && !strncmp(s + i, "<locals>", 8) && i + 8 < len &&
+		    s[i + 8] == '.') {
+			i += 8;
+			continue;
+		}
 		if (c == '.') {
 			if (start)
 				return false;
@@ -346,7 +322,8 @@ int python_spec_parse(struct unit_spec *spec, const char *rest, char *why, size_
 	spec->python = true;
 	if ((colon && !dotted_name(rest, colon - rest)) || !dotted_name(qualname, strlen(qualname))) {
 		snprintf(why, whylen, "--unit %s is malformed: write python:QUALNAME (fit_gfmm, "
-			 "Model.fit) or python:MODULE:QUALNAME (pkg.models:Model.fit)", spec->text);
+			 "Model.fit), python:MODULE:QUALNAME (pkg.models:Model.fit) or a dotted "
+			 "path (pkg.models.Model.fit)", spec->text);
 		return -EINVAL;
 	}
 	spec->module = colon ? strndup(rest, colon - rest) : NULL;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "common/closest.h"
 
 struct unit_spec {
 	const char *text; /* as the user wrote it */
@@ -40,6 +41,7 @@ void unit_spec_free(struct unit_spec *spec);
 const char *unit_spec_label(const char *text);
 /* The part after "python:": [MODULE:]QUALNAME, each a dotted name of identifiers. */
 int python_spec_parse(struct unit_spec *spec, const char *rest, char *why, size_t whylen);
+
 
 /*
  * The file offset of function `name` (of `version`; NULL: any) that path defines, into *offset.
