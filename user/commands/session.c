@@ -377,8 +377,14 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 	if (!err && !l)
 		run_record__set_origin(s->record, um_monotonic_ns());
 	/* a cgroup's members: walked once before the attach, and again after (adopt.h) */
-	if (!err && root->cgroup)
-		err = adopt_walk(s->tracer, true, root->cgroup) < 0 ? -EIO : 0;
+	if (!err && root->cgroup) {
+		int taken = adopt_walk(s->tracer, true, root->cgroup);
+
+		err = taken < 0 ? taken : 0;
+		s->n_taken = taken > 0 ? (size_t)taken : 0;
+		if (err)
+			um_err("cannot walk the processes in /proc: %s", strerror(-err));
+	}
 	else if (!err)
 		err = tracer__track(s->tracer, root->pid, l ? getpid() : 0, l != NULL);
 	if (!err)
@@ -414,7 +420,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 			um_err("cannot walk the processes in /proc: %s", strerror(-taken));
 			return um_exit_failed(o->command);
 		}
-		s->n_taken = (size_t)taken;
+		s->n_taken += (size_t)taken;
 	}
 	return 0;
 }

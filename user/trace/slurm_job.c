@@ -59,7 +59,8 @@ int slurm_job_parse(const char *text, char *job, size_t job_len, char *step, siz
 	return 0;
 }
 
-/* Mount points of the v1 memory hierarchy and of cgroup2, from /proc/self/mountinfo. */
+/* Mount points of the v1 memory hierarchy and of cgroup2, from /proc/self/mountinfo: the first
+ * of each (a bind mount of either, in a chroot, comes later) */
 static void cgroup_mounts(char *v1_memory, char *v2, size_t len)
 {
 	char *info = um_read_text("/proc/self/mountinfo"), *line, *save = NULL;
@@ -76,7 +77,7 @@ static void cgroup_mounts(char *v1_memory, char *v2, size_t len)
 			continue;
 		if (!strcmp(fstype, "cgroup2") && !v2[0])
 			snprintf(v2, len, "%s", point);
-		else if (!strcmp(fstype, "cgroup") &&
+		else if (!strcmp(fstype, "cgroup") && !v1_memory[0] &&
 			 (strstr(opts, ",memory") || !strncmp(opts, "memory", 6)))
 			snprintf(v1_memory, len, "%s", point);
 	}
