@@ -89,6 +89,7 @@ struct attach {
 	struct um_result r;
 	const char *const *args;
 	char fd_text[16];
+	int ready_w; /* the write end unitmeter inherits: closed here once it has ended */
 };
 
 static void *attach_thread(void *arg)
@@ -96,6 +97,8 @@ static void *attach_thread(void *arg)
 	struct attach *a = arg;
 
 	um_run(&a->r, true, a->args);
+	/* a unitmeter that failed before saying ok: the test's read sees the end, not a hang */
+	close(a->ready_w);
 	return NULL;
 }
 
@@ -111,11 +114,15 @@ static void attach_start(struct attach *a, pthread_t *th)
 
 	cr_assert_eq(pipe(fds), 0);
 	snprintf(a->fd_text, sizeof(a->fd_text), "%d", fds[1]);
+	a->ready_w = fds[1];
 	cr_assert_eq(pthread_create(th, NULL, attach_thread, a), 0);
-	cr_assert_gt(read(fds[0], ok, sizeof(ok) - 1), 0, "attach did not say ready");
+	if (read(fds[0], ok, sizeof(ok) - 1) <= 0) {
+		pthread_join(*th, NULL);
+		cr_assert_fail("attach did not say ready: status %d: %s", a->r.status,
+			       a->r.err ? a->r.err : "");
+	}
 	cr_assert_str_eq(ok, "ok\n");
 	close(fds[0]);
-	close(fds[1]);
 }
 
 static void attach_and_go(struct attach *a, const struct pool *p)
