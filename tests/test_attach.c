@@ -6,6 +6,7 @@
  * unit function as the workload saw them, the pids moved into the cgroup.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -156,7 +157,7 @@ Test(run, attach_takes_the_workers_a_parent_had_forked)
 {
 	const char *pool_args[] = { "--workers", "3", "--units", "4", "--unit-mib", "16",
 				    "--cpu-ms", "100", NULL };
-	char pidtext[16], exe[64];
+	char pidtext[16], exe[PATH_MAX];
 	struct attach a;
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
 			       NULL };
@@ -203,7 +204,7 @@ Test(run, attach_no_children_leaves_the_workers_out)
 {
 	const char *pool_args[] = { "--workers", "3", "--units", "1", "--unit-mib", "1",
 				    "--cpu-ms", "20", NULL };
-	char pidtext[16], exe[64];
+	char pidtext[16], exe[PATH_MAX];
 	struct attach a;
 	const char *args[] = { "attach", "-q", "--no-children", "-p", pidtext, "--unit", exe,
 			       "--ready-fd", a.fd_text, NULL };
@@ -228,7 +229,7 @@ Test(run, attach_no_children_leaves_the_workers_out)
 Test(run, attach_misses_no_process_forked_during_the_walk)
 {
 	const char *pool_args[] = { "--churn-ms", "300", NULL };
-	char pidtext[16], exe[64];
+	char pidtext[16], exe[PATH_MAX];
 	struct attach a;
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
 			       NULL };
@@ -293,7 +294,7 @@ Test(run, attach_cgroup_takes_a_process_that_joins_later)
 {
 	const char *pool_args[] = { "--workers", "2", "--units", "3", "--unit-mib", "8",
 				    "--cpu-ms", "50", NULL };
-	char base[64], dir[128], exe[64];
+	char base[64], dir[128], exe[PATH_MAX];
 	struct attach a;
 	const char *args[] = { "attach", "-q", "--cgroup", dir, "--unit", exe, "--ready-fd",
 			       a.fd_text, NULL };
