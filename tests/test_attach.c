@@ -190,9 +190,11 @@ Test(run, attach_takes_the_workers_a_parent_had_forked)
 		cr_expect(delta_min >= UNIT_MIB * 1048576.0 - 64 * 4096.0,
 			  "worker %ld: least unit delta %.0f B", pid, delta_min);
 		cr_assert_not_null(proc, "worker %ld not in the process table", pid);
-		/* its peak as traced: above the unit's pages, within its own VmHWM */
+		/* its peak as traced: above the unit's pages, within its own VmHWM (which the kernel
+		 * raises lazily, and before 6.2 from per-thread counters up to 64 pages behind: seen
+		 * 300 KiB below the traced peak in 5.10's and 6.1's guests) */
 		cr_expect(jnum(proc, "peak_rss_bytes") >= UNIT_MIB * 1048576.0 &&
-				  jnum(proc, "peak_rss_bytes") <= jnum(w, "hwm_bytes") + 256 * 1024.0,
+				  jnum(proc, "peak_rss_bytes") <= jnum(w, "hwm_bytes") + pages_f(256),
 			  "worker %ld: peak %.0f B, VmHWM %.0f B", pid, jnum(proc, "peak_rss_bytes"),
 			  jnum(w, "hwm_bytes"));
 	}
