@@ -861,14 +861,34 @@ static void finish_limits_array(const char *out_dir, const char *id, double enfo
 
 /*
  * i. A job started without the plugin, attached by id (`unitmeter attach --job A_T`): an array
- * of ATTACH_TASKS tasks, each running the pool (two workers, waiting for a go file of its own);
- * task ATTACH_TASK, once its workers are up, is attached, and told to go only once attach says
- * its probes are in (--ready-fd), so every unit runs traced. Truths: the workers' own report
- * (pids, units, their thread clocks), SLURM's ids and the --time and --mem it was submitted with.
+ * of ATTACH_TASKS tasks, each running the pool (two workers, waiting for a go file of its own).
+ * The others' go files are there from the start: they run at once, untraced, beside it.
  */
-static void attach_by_job_id(const char *out_dir)
+static void submit_attach_array(const char *out_dir, char *id, size_t size)
 {
-	char id[32], task_id[48], go[256], out[256], manifest[256], err[256], spec[256];
+	cr_assert_eq(sh("cp %s %s/bin/pool && chmod 755 %s/bin/pool", workload("pool"), top, top),
+		     0);
+	for (int t = 0; t < ATTACH_TASKS; t++)
+		cr_assert_eq(t == ATTACH_TASK ? 0 : sh("touch %s/go-%d", out_dir, t), 0);
+	submit_job("attach.sh", out_dir, id, size,
+		   "#!/bin/bash\n#SBATCH --job-name=um-attach\n#SBATCH --array=0-%d\n"
+		   "#SBATCH --time=%d\n#SBATCH --mem=%dM\n#SBATCH --cpus-per-task=1\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/attach-%%A_%%a.out\n"
+		   "%s/bin/pool workers --go %s/go-$SLURM_ARRAY_TASK_ID --workers %d --units %d "
+		   "--unit-mib %d --cpu-ms %d\n",
+		   ATTACH_TASKS - 1, ATTACH_TIME_MIN, ATTACH_MEM_MIB, out_dir, out_dir, top, out_dir,
+		   ATTACH_WORKERS, ATTACH_UNITS, UNIT_MIB, ATTACH_CPU_MS);
+}
+
+/*
+ * i. Task ATTACH_TASK of the array submit_attach_array started, once its workers are up, is
+ * attached, and told to go only once attach says its probes are in (--ready-fd), so every unit
+ * runs traced. Truths: the workers' own report (pids, units, their thread clocks), SLURM's ids
+ * and the --time and --mem it was submitted with.
+ */
+static void attach_by_job_id(const char *out_dir, const char *id)
+{
+	char task_id[48], go[256], out[256], manifest[256], err[256], spec[256];
 	char fd_text[16], line[4096] = "", last[4096] = "", state[64], job[32];
 	const json_t *limits;
 	json_t *m, *truth, *w, *units;
@@ -882,20 +902,12 @@ static void attach_by_job_id(const char *out_dir)
 	FILE *f;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cr_assert_eq(sh("cp %s %s/bin/pool && chmod 755 %s/bin/pool", workload("pool"), top, top),
-		     0);
-	submit_job("attach.sh", out_dir, id, sizeof(id),
-		   "#!/bin/bash\n#SBATCH --job-name=um-attach\n#SBATCH --array=0-%d\n"
-		   "#SBATCH --time=%d\n#SBATCH --mem=%dM\n#SBATCH --cpus-per-task=1\n"
-		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/attach-%%A_%%a.out\n"
-		   "%s/bin/pool workers --go %s/go-$SLURM_ARRAY_TASK_ID --workers %d --units %d "
-		   "--unit-mib %d --cpu-ms %d\n",
-		   ATTACH_TASKS - 1, ATTACH_TIME_MIN, ATTACH_MEM_MIB, out_dir, out_dir, top, out_dir,
-		   ATTACH_WORKERS, ATTACH_UNITS, UNIT_MIB, ATTACH_CPU_MS);
 	snprintf(task_id, sizeof(task_id), "%s_%d", id, ATTACH_TASK);
 	snprintf(out, sizeof(out), "%s/attach-%s.out", out_dir, task_id);
-	/* its workers are up (SLURM's start, then the pool's "ready") before the attach */
-	until = time(NULL) + JOB_WAIT_S;
+	/* its workers are up (SLURM's start, then the pool's "ready") before the attach; it
+	 * starts once h's tasks but the time-killed one are done (each tracer's start takes half a
+	 * minute in an emulated guest) */
+	until = time(NULL) + LIMITS_WAIT_S;
 	for (;;) {
 		text = slurp_file(out);
 		if (text && strstr(text, "ready\n"))
@@ -937,13 +949,10 @@ static void attach_by_job_id(const char *out_dir)
 				       status, text ? text : "");
 		}
 	}
-	/* every task's: the other runs untraced, beside it or after it */
-	for (int t = 0; t < ATTACH_TASKS; t++) {
-		snprintf(go, sizeof(go), "%s/go-%d", out_dir, t);
-		f = fopen(go, "w");
-		cr_assert_not_null(f, "%s: %s", go, strerror(errno));
-		fclose(f);
-	}
+	snprintf(go, sizeof(go), "%s/go-%d", out_dir, ATTACH_TASK);
+	f = fopen(go, "w");
+	cr_assert_not_null(f, "%s: %s", go, strerror(errno));
+	fclose(f);
 	/* attach ends by itself once the job's cgroup is gone, when its task has ended */
 	until = time(NULL) + JOB_WAIT_S + MANIFEST_WAIT_S;
 	while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -1052,7 +1061,7 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_limit
 	char calib_dir[160], calib[200], out_dir[160], path[512], id[32], small_id[32];
 	char *header, *states, *small, *untraced, *summary_out, untraced_id[32], py_id[32], *py;
 	char *pool_header, *pool_states, pool_id[32], pool_time_req[32];
-	char limits_id[32];
+	char limits_id[32], attach_id[32];
 	const char *py_units = env_dir("PY_UNITS", "tools/workloads/python/py_units.py");
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
@@ -1069,15 +1078,19 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_limit
 	cr_assert_eq(sh("mkdir %s && chown %u:%u %s", out_dir, (unsigned)pw->pw_uid,
 			(unsigned)pw->pw_gid, out_dir), 0);
 	/* h. first, as its time-killed task runs a minute or more, while the rest goes on beside
-	 * it (its fits sleep or last milliseconds: the calibrations keep their CPUs) */
+	 * it (its fits sleep or last milliseconds: the calibrations keep their CPUs); first also
+	 * because the time kill comes at slurmctld's check, every 30 s from its start: a task
+	 * started later may be killed at 60 s, its wall (from its tracer's start, half a minute
+	 * later in an emulated guest) then under 90% of the limit, not told as a time kill */
 	submit_limits_array(out_dir, limits_id, sizeof(limits_id));
 	/* h. (while its time-killed task sleeps) the memory limit its job's cgroup holds */
 	limits_enforced = enforced_memory_limit(limits_id);
 	cr_log_info("limits array: job cgroup's memory limit %.1f MiB, --mem %d MiB",
 		    limits_enforced / MIB_F, LIMITS_MEM_MIB);
-	/* i. on the core h's time-killed task leaves, before anything else wants it; in the
-	 * kernel matrix's cell too, where the job cgroup's layout is v2's */
-	attach_by_job_id(out_dir);
+	/* i. on the core h's other tasks leave (in the kernel matrix's cell too, where the job
+	 * cgroup's layout is v2's) */
+	submit_attach_array(out_dir, attach_id, sizeof(attach_id));
+	attach_by_job_id(out_dir, attach_id);
 	/* the kernel matrix's SLURM cell (make vmtest-slurm): h and i alone, the cgroup layout's
 	 * tests; a-g calibrate CPU figures that an emulated guest's shared vCPUs cannot hold */
 	if (getenv("SLURM_LIMITS_ONLY")) {
