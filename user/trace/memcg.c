@@ -303,3 +303,41 @@ void memcg_of_pid(struct memcg *m, pid_t pid)
 	if (!m->id)
 		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
 }
+
+void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name)
+{
+	char mnt[PATH_MAX], file[PATH_MAX + 32];
+	int version;
+
+	memset(m, 0, sizeof(*m));
+	say(m->name, sizeof(m->name), "%s", name);
+	/* the cgroup itself, when its hierarchy holds the memory controller (v2, or v1 memory) */
+	for (version = 1; version <= 2; version++) {
+		say(file, sizeof(file), "%s/%s", dir,
+		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		if (!access(file, F_OK)) {
+			m->version = version;
+			say(m->dir, sizeof(m->dir), "%s", dir);
+			break;
+		}
+	}
+	/* else the cgroup of the same path in the memory hierarchy (v1: slurmd makes one in each) */
+	if (!m->dir[0] && !memory_mount(mnt, sizeof(mnt), &version) && strcmp(name, "/")) {
+		say(m->dir, sizeof(m->dir), "%s%s", mnt, name);
+		say(file, sizeof(file), "%s/%s", m->dir,
+		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		if (access(file, F_OK))
+			m->dir[0] = '\0';
+		else
+			m->version = version;
+	}
+	if (!m->dir[0]) {
+		say(m->reason, sizeof(m->reason),
+		    "the cgroup %s has no memory controller, nor a cgroup of that path in the memory "
+		    "hierarchy", dir);
+		return;
+	}
+	m->id = dir_id(m->dir);
+	if (!m->id)
+		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
+}

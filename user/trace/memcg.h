@@ -35,5 +35,11 @@ void memcg_entry_failed(struct memcg *m, int err);
 void memcg_remove(struct memcg *m);
 /* The memory cgroup pid is in (attach); id 0 and a reason when it has none charged. */
 void memcg_of_pid(struct memcg *m, pid_t pid);
+/*
+ * The memory cgroup of attach --cgroup: the cgroup dir itself when its hierarchy holds the memory
+ * controller, else the cgroup of the same path (name, inside the hierarchy) in the memory
+ * hierarchy (cgroup v1); id 0 and a reason when neither is one.
+ */
+void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name);
 
 #endif
