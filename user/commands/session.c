@@ -747,8 +747,8 @@ int session_attach(const struct um_options *o)
 			s.n_taken, cg.dir,
 			o->duration_s > 0 ? " for the given duration" : " until none is left");
 	else
-		fprintf(stderr, "unitmeter: tracing process %d%s%zu it had forked%s; Ctrl-C stops\n",
-			o->pid, root.children ? " and the " : "", s.n_taken,
+		fprintf(stderr, "unitmeter: tracing process %d and the %zu it had forked%s; Ctrl-C "
+			"stops\n", o->pid, s.n_taken,
 			o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
 	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
