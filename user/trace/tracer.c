@@ -431,7 +431,12 @@ static int mark_tracked(struct tracer *t, pid_t tid)
 	return err;
 }
 
-static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
+/*
+ * Enter each thread of pid in the threads map and mark it. While the programs run (an adopted
+ * process), only threads no program has entered are added (one the fork program took meanwhile
+ * keeps its entry), and a mark that cannot be set turns the marks off at once.
+ */
+static int track_threads(struct tracer *t, pid_t pid, struct um_proc *proc, bool programs_live)
 {
 	int fd = bpf_map__fd(t->skel->maps.threads);
 	char dir[64];
@@ -448,9 +453,12 @@ static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *p
 
 		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
 			continue;
-		if (mark_tracked(t, tid))
+		if (mark_tracked(t, tid)) {
 			t->marks_failed = true;
-		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
+			if (programs_live)
+				t->skel->bss->trust_marks = 0;
+		}
+		if (bpf_map_update_elem(fd, &tid, &th, programs_live ? BPF_NOEXIST : BPF_ANY) == 0) {
 			proc->live_threads++;
 			proc->active_threads++;
 			proc->threads_seen++;
@@ -498,7 +506,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		if (rss > t->skel->bss->group_peak_rss_bytes)
 			t->skel->bss->group_peak_rss_bytes = rss;
 		proc.peak_rss_bytes = rss;
-		err = track_existing_threads(t, pid, &proc);
+		err = track_threads(t, pid, &proc, false);
 	}
 	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
 		err = -errno;
@@ -531,42 +539,6 @@ static void bss_raise(__u64 *peak, __u64 value)
 		;
 }
 
-/*
- * Threads of an adopted process: only those no program has entered (a thread the fork program
- * took meanwhile keeps its entry). A mark that cannot be set turns the marks off at once: the
- * programs are running.
- */
-static int adopt_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
-{
-	int fd = bpf_map__fd(t->skel->maps.threads);
-	char dir[64];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		struct um_thread th = { .tgid = pid };
-		__u32 tid = strtoul(de->d_name, NULL, 10);
-
-		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
-			continue;
-		if (mark_tracked(t, tid)) {
-			t->marks_failed = true;
-			t->skel->bss->trust_marks = 0;
-		}
-		if (bpf_map_update_elem(fd, &tid, &th, BPF_NOEXIST) == 0) {
-			proc->live_threads++;
-			proc->active_threads++;
-			proc->threads_seen++;
-		}
-	}
-	closedir(d);
-	return proc->live_threads ? 0 : -ESRCH;
-}
-
 int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 {
 	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
@@ -593,7 +565,7 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 	      proc.initial_member_bytes[UM_MM_FILEPAGES] +
 	      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
 	proc.peak_rss_bytes = rss;
-	err = adopt_threads(t, pid, &proc);
+	err = track_threads(t, pid, &proc, true);
 	if (err)
 		return err;
 	/* the fork program took it meanwhile (its parent was adopted first): that entry stands */
