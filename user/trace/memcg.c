@@ -27,17 +27,13 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * Where the hierarchy that holds the memory controller is mounted: a v1 "cgroup" mount with the
- * memory option wins (the controller is then not in v2), else the "cgroup2" mount.
- */
-static int memory_mount(char *mnt, size_t len, int *version)
+void memcg_mounts(char *v1_memory, char *v2, size_t len)
 {
 	char *info = um_read_text("/proc/self/mountinfo"), *line, *save = NULL;
-	int found = 0;
 
+	v1_memory[0] = v2[0] = '\0';
 	if (!info)
-		return -errno;
+		return;
 	for (line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char point[PATH_MAX], fstype[64], opts[1024];
 		const char *dash = strstr(line, " - ");
@@ -45,25 +41,33 @@ static int memory_mount(char *mnt, size_t len, int *version)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
 			continue;
-		if (!strcmp(fstype, "cgroup")) {
+		if (!strcmp(fstype, "cgroup2") && !v2[0]) {
+			say(v2, len, "%s", point);
+		} else if (!strcmp(fstype, "cgroup") && !v1_memory[0]) {
 			char *o, *osave = NULL;
 
 			for (o = strtok_r(opts, ",", &osave); o; o = strtok_r(NULL, ",", &osave))
-				if (!strcmp(o, "memory")) {
-					say(mnt, len, "%s", point);
-					*version = 1;
-					found = 1;
-				}
-		} else if (!strcmp(fstype, "cgroup2") && found == 0) {
-			say(mnt, len, "%s", point);
-			*version = 2;
-			found = 2;
+				if (!strcmp(o, "memory"))
+					say(v1_memory, len, "%s", point);
 		}
-		if (found == 1)
-			break;
 	}
 	free(info);
-	return found ? 0 : -ENOENT;
+}
+
+/*
+ * Where the hierarchy that holds the memory controller is mounted: a v1 "cgroup" mount with the
+ * memory option wins (the controller is then not in v2), else the "cgroup2" mount.
+ */
+static int memory_mount(char *mnt, size_t len, int *version)
+{
+	char v1[PATH_MAX], v2[PATH_MAX];
+
+	memcg_mounts(v1, v2, sizeof(v1));
+	if (!v1[0] && !v2[0])
+		return -ENOENT;
+	*version = v1[0] ? 1 : 2;
+	say(mnt, len, "%s", v1[0] ? v1 : v2);
+	return 0;
 }
 
 /* Whether a comma-separated list names `name` (not as part of another name). */

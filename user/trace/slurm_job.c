@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/fileio.h"
+#include "trace/memcg.h"
 #include "trace/slurm_job.h"
 
 /* slurmd's job directories lie this deep below a hierarchy's root at most (v2: system.slice/
@@ -59,31 +60,6 @@ int slurm_job_parse(const char *text, char *job, size_t job_len, char *step, siz
 	return 0;
 }
 
-/* Mount points of the v1 memory hierarchy and of cgroup2, from /proc/self/mountinfo: the first
- * of each (a bind mount of either, in a chroot, comes later) */
-static void cgroup_mounts(char *v1_memory, char *v2, size_t len)
-{
-	char *info = um_read_text("/proc/self/mountinfo"), *line, *save = NULL;
-
-	v1_memory[0] = v2[0] = '\0';
-	if (!info)
-		return;
-	for (line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char point[PATH_MAX], fstype[64], opts[1024];
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
-		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
-			continue;
-		if (!strcmp(fstype, "cgroup2") && !v2[0])
-			snprintf(v2, len, "%s", point);
-		else if (!strcmp(fstype, "cgroup") && !v1_memory[0] &&
-			 (strstr(opts, ",memory") || !strncmp(opts, "memory", 6)))
-			snprintf(v1_memory, len, "%s", point);
-	}
-	free(info);
-}
-
 /* Depth-first search below dir for a directory named name; 0 and the path in out. */
 static int find_dir(const char *dir, const char *name, int depth, char *out, size_t len)
 {
@@ -121,7 +97,7 @@ int slurm_job_cgroup(const char *job_id, const char *step, char *dir, size_t len
 	struct stat st;
 	int n = 0;
 
-	cgroup_mounts(v1, v2, sizeof(v1));
+	memcg_mounts(v1, v2, sizeof(v1));
 	/* v1: the memory hierarchy (its charge is the job's); else the unified one */
 	if (v1[0])
 		roots[n++] = v1;
