@@ -85,48 +85,7 @@ static json_t *pool_end(struct pool *p)
 	return truth;
 }
 
-/* unitmeter attach ARGS in the background; pool_go once its probes are attached. */
-struct attach {
-	struct um_result r;
-	const char *const *args;
-	char fd_text[16];
-	int ready_w; /* the write end unitmeter inherits: closed here once it has ended */
-};
-
-static void *attach_thread(void *arg)
-{
-	struct attach *a = arg;
-
-	um_run(&a->r, true, a->args);
-	/* a unitmeter that failed before saying ok: the test's read sees the end, not a hang */
-	close(a->ready_w);
-	return NULL;
-}
-
-/*
- * Run attach (args end with "--ready-fd", a->fd_text) while the pool waits: it is told to go
- * once attach says every probe is attached and the processes walked (units before are not
- * reported; set-up takes seconds in a slow guest).
- */
-static void attach_start(struct attach *a, pthread_t *th)
-{
-	int fds[2];
-	char ok[8] = "";
-
-	cr_assert_eq(pipe(fds), 0);
-	snprintf(a->fd_text, sizeof(a->fd_text), "%d", fds[1]);
-	a->ready_w = fds[1];
-	cr_assert_eq(pthread_create(th, NULL, attach_thread, a), 0);
-	if (read(fds[0], ok, sizeof(ok) - 1) <= 0) {
-		pthread_join(*th, NULL);
-		cr_assert_fail("attach did not say ready: status %d: %s", a->r.status,
-			       a->r.err ? a->r.err : "");
-	}
-	cr_assert_str_eq(ok, "ok\n");
-	close(fds[0]);
-}
-
-static void attach_and_go(struct attach *a, const struct pool *p)
+static void attach_and_go(struct attach_run *a, const struct pool *p)
 {
 	pthread_t th;
 
@@ -158,7 +117,7 @@ Test(run, attach_takes_the_workers_a_parent_had_forked)
 	const char *pool_args[] = { "--workers", "3", "--units", "4", "--unit-mib", "16",
 				    "--cpu-ms", "100", NULL };
 	char pidtext[16], exe[PATH_MAX];
-	struct attach a;
+	struct attach_run a;
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
 			       NULL };
 
@@ -207,7 +166,7 @@ Test(run, attach_no_children_leaves_the_workers_out)
 	const char *pool_args[] = { "--workers", "3", "--units", "1", "--unit-mib", "1",
 				    "--cpu-ms", "20", NULL };
 	char pidtext[16], exe[PATH_MAX];
-	struct attach a;
+	struct attach_run a;
 	const char *args[] = { "attach", "-q", "--no-children", "-p", pidtext, "--unit", exe,
 			       "--ready-fd", a.fd_text, NULL };
 
@@ -233,7 +192,7 @@ Test(run, attach_misses_no_process_forked_during_the_walk)
 	/* a second of forking: in an emulated 5.10 guest 300 ms made fewer than 20 grandchildren */
 	const char *pool_args[] = { "--churn-ms", "1000", NULL };
 	char pidtext[16], exe[PATH_MAX];
-	struct attach a;
+	struct attach_run a;
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
 			       NULL };
 
@@ -298,7 +257,7 @@ Test(run, attach_cgroup_takes_a_process_that_joins_later)
 	const char *pool_args[] = { "--workers", "2", "--units", "3", "--unit-mib", "8",
 				    "--cpu-ms", "50", NULL };
 	char base[64], dir[128], exe[PATH_MAX];
-	struct attach a;
+	struct attach_run a;
 	const char *args[] = { "attach", "-q", "--cgroup", dir, "--unit", exe, "--ready-fd",
 			       a.fd_text, NULL };
 

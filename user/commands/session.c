@@ -592,27 +592,48 @@ out:
 	return status;
 }
 
-/* Kernel threads have no user memory or executable to probe. */
-static int check_attach_target(pid_t pid, char *exe, size_t exelen)
+/* A process's state letter from /proc/PID/stat ('Z': exited, not reaped), '\0' if gone. */
+static char process_state(pid_t pid, unsigned long *flags, char *comm, size_t commlen)
 {
-	char path[64], *stat_text, *close_paren;
-	unsigned long flags = 0;
-	ssize_t n;
+	char path[64], *stat_text, *open_paren, *close_paren, state = '\0';
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	stat_text = um_read_text(path);
-	if (!stat_text) {
+	if (!stat_text)
+		return '\0';
+	/* "pid (comm) state ppid pgrp session tty tpgid flags": comm may hold anything */
+	open_paren = strchr(stat_text, '(');
+	close_paren = strrchr(stat_text, ')');
+	if (open_paren && close_paren > open_paren) {
+		if (comm)
+			snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1),
+				 open_paren + 1);
+		sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu", &state, flags);
+	}
+	free(stat_text);
+	return state;
+}
+
+/* Kernel threads have no user memory or executable to probe; an exited process has neither. */
+static int check_attach_target(pid_t pid, char *exe, size_t exelen, char *comm, size_t commlen)
+{
+	char path[64];
+	unsigned long flags = 0;
+	char state = process_state(pid, &flags, comm, commlen);
+	ssize_t n;
+
+	if (!state) {
 		um_err("no process %d: %s", pid, strerror(errno));
 		return -ESRCH;
 	}
-	/* field 9, flags, comes after "pid (comm) state ppid pgrp session tty tpgid" */
-	close_paren = strrchr(stat_text, ')');
-	if (close_paren)
-		sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags);
-	free(stat_text);
 	if (flags & 0x00200000 /* PF_KTHREAD */) {
 		um_err("process %d is a kernel thread: there is nothing in user space to measure", pid);
 		return -EINVAL;
+	}
+	if (state == 'Z') {
+		um_err("process %d has exited (its parent has not yet reaped it): there is nothing "
+		       "left to measure", pid);
+		return -ESRCH;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, exelen - 1);
@@ -711,9 +732,9 @@ int session_attach(const struct um_options *o)
 	struct session s = { 0 };
 	struct cgroup_target cg;
 	struct slurm_ids ids = { 0 };
-	char exe[PATH_MAX], target[PATH_MAX + 16];
+	char exe[PATH_MAX], target[PATH_MAX + 16], comm[UM_COMM_LEN] = "";
 	char *command[] = { target, NULL };
-	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = exe,
+	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = comm,
 				     .children = o->pid && !o->no_children };
 	int err, status;
 	uint64_t deadline, next_check = 0;
@@ -734,11 +755,20 @@ int session_attach(const struct um_options *o)
 			snprintf(target, sizeof(target), "--cgroup %s", cg.dir);
 		}
 	}
-	if (check_attach_target(root.pid, exe, sizeof(exe)))
+	if (check_attach_target(root.pid, exe, sizeof(exe), comm, sizeof(comm)))
 		return um_exit_failed(o->command);
 	status = session_start(&s, o, &root);
 	if (status)
 		goto out;
+	/* loading takes seconds in a slow guest: a process that ended meanwhile was not seen */
+	if (!root.cgroup) {
+		unsigned long flags;
+		char state = process_state(o->pid, &flags, NULL, 0);
+
+		if (state == 'Z' || !state)
+			um_warn("process %d ended while the probes were being attached: no unit of it "
+				"was seen", o->pid);
+	}
 	status = um_exit_failed(o->command); /* until the manifest is written */
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
