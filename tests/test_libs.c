@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "helpers.h"
+#include "trace/libfind.h"
 
 TestSuite(libs, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
@@ -100,6 +101,71 @@ Test(libs, a_library_by_its_soname)
 	um_result_free(&by_name);
 	um_result_free(&by_path);
 	remove_dir(dir);
+}
+
+/*
+ * Every library `ldconfig -p -C cache` lists for this architecture, looked up in that cache by
+ * unitmeter's reader: the same first path, for each name. Returns how many were compared.
+ */
+static size_t expect_cache_as_ldconfig_lists_it(const char *cache)
+{
+	char name[256], listed[PATH_MAX], found[PATH_MAX], *list;
+	int status;
+	size_t n = 0;
+	FILE *f;
+
+	list = sh_out(&status, "/sbin/ldconfig -p -C %s | awk '/x86-64|AArch64/ && !seen[$1]++ "
+			       "{ print $1, $NF }'", cache);
+	cr_assert_eq(status, 0);
+	f = fmemopen(list, strlen(list), "r");
+	cr_assert_not_null(f);
+	while (fscanf(f, "%255s %4095s", name, listed) == 2) {
+		if (access(listed, R_OK))
+			continue; /* a stale entry: the search goes on past it, as ld.so's does */
+		found[0] = '\0';
+		cr_expect(loader_cache_find(cache, name, NULL, found, sizeof(found)), "%s", name);
+		cr_expect_str_eq(found, listed, "%s in %s", name, cache);
+		n++;
+	}
+	fclose(f);
+	free(list);
+	return n;
+}
+
+/*
+ * The loader's cache is read as ld.so reads it (no ldconfig spawned at each run's start), in
+ * glibc's format since 2.32 and in the compat one earlier releases write (the old table first):
+ * built here from the system's directories and one of the test's own, where a library is found
+ * only through the cache.
+ */
+Test(libs, the_loaders_cache_read_as_ldconfig_lists_it)
+{
+	char dir[] = "/tmp/um-ldcache-XXXXXX", cache[96], found[PATH_MAX], marker[PATH_MAX];
+	const char *formats[] = { "new", "compat" };
+	int status;
+	char *out;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(marker, sizeof(marker), "%s", getenv("UNITMETER") ? getenv("UNITMETER") : "");
+	cr_assert(strrchr(marker, '/'), "UNITMETER names no path");
+	snprintf(strrchr(marker, '/') + 1, sizeof(marker) - (strrchr(marker, '/') + 1 - marker),
+		 "libunitmeter_marker.so");
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(cache, sizeof(cache), "%s/ld.so.cache.%s", dir, formats[i]);
+		/* the marker library has no soname: ldconfig lists it by its file name */
+		out = sh_out(&status, "cp %s %s/ && /sbin/ldconfig -X -c %s -C %s %s 2>&1", marker,
+			     dir, formats[i], cache, dir);
+		cr_assert_eq(status, 0, "%s", out);
+		free(out);
+		cr_expect_gt(expect_cache_as_ldconfig_lists_it(cache), 20, "%s", cache);
+		cr_expect(loader_cache_find(cache, "libunitmeter_marker.so", NULL, found,
+					    sizeof(found)));
+		cr_expect(strstr(found, dir) == found, "%s: found %s", formats[i], found);
+	}
+	/* the loader's own, as library_find reads it after LD_LIBRARY_PATH */
+	cr_expect_gt(expect_cache_as_ldconfig_lists_it("/etc/ld.so.cache"), 20);
+	out = sh_out(&status, "rm -rf %s", dir);
+	free(out);
 }
 
 /* Three versions at one address are one function: xz -T2 calls its encoder once per file. */

@@ -353,6 +353,7 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 			return um_exit_failed(o->command);
 	}
 	s->tcfg.charge_cgroup_id = s->memcg.id;
+	s->tcfg.gpu_mapped_by = l ? 0 : root->pid;
 	if (root->cgroup) {
 		s->tcfg.join_cgroup_id = root->cgroup->id;
 		s->tcfg.join_hierarchy_id = root->cgroup->hierarchy_id;

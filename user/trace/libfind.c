@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include "trace/libfind.h"
 
 /* Where the loader looks after LD_LIBRARY_PATH and its cache (ld.so(8), this architecture). */
@@ -16,15 +19,6 @@ static const char *const default_dirs[] = {
 #endif
 	"/lib64", "/usr/lib64", "/lib", "/usr/lib",
 };
-
-/* ldconfig -p's tag of this architecture's libraries ("(libc6,x86-64)"); others are skipped. */
-#if defined(__x86_64__)
-#define CACHE_ARCH_TAG ",x86-64)"
-#elif defined(__aarch64__)
-#define CACHE_ARCH_TAG ",AArch64)"
-#else
-#define CACHE_ARCH_TAG ")"
-#endif
 
 static bool acceptable(bool (*accept)(const char *), const char *path)
 {
@@ -39,30 +33,97 @@ static bool found_in_dir(const char *dir, const char *name, bool (*accept)(const
 	return snprintf(path, len, "%s/%s", dir, name) < (int)len && acceptable(accept, path);
 }
 
-static bool found_in_cache(const char *name, bool (*accept)(const char *), char *path, size_t len)
+/*
+ * The loader's cache, /etc/ld.so.cache, read as ld.so reads it rather than through `ldconfig
+ * -p` (a process spawned at every run's start): glibc's format since 2.32, which earlier
+ * releases write after the old format's table ("compat"). A header, then entries whose key (a
+ * soname) and value (its path) are offsets of strings from the header's start.
+ */
+#define CACHE_FILE "/etc/ld.so.cache"
+#define CACHE_MAGIC_OLD "ld.so-1.7.0"
+#define CACHE_MAGIC_NEW "glibc-ld.so.cache1.1"
+
+struct cache_header {
+	char magic[sizeof(CACHE_MAGIC_NEW) - 1];
+	uint32_t nlibs;
+	uint32_t len_strings;
+	uint8_t flags;
+	uint8_t padding[3];
+	uint32_t extension_offset;
+	uint32_t unused[3];
+};
+
+struct cache_entry {
+	int32_t flags;
+	uint32_t key, value;
+	uint32_t osversion;
+	uint64_t hwcap;
+};
+
+/* An ELF library of glibc's (type 3) for this architecture (ldconfig's FLAG_X8664_LIB64 and
+ * FLAG_AARCH64_LIB64); other architectures' entries are skipped. */
+#if defined(__x86_64__)
+#define CACHE_FLAGS 0x0303
+#elif defined(__aarch64__)
+#define CACHE_FLAGS 0x0a03
+#else
+#define CACHE_FLAGS 0x0003
+#endif
+
+/* The new format's header in a cache of size bytes; NULL when there is none. */
+static const struct cache_header *cache_header_of(const char *cache, size_t size)
 {
-	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-	size_t name_len = strlen(name);
-	char line[4096];
-	bool found = false;
+	size_t at = 0;
 
-	if (!p)
-		return false;
-	/* "\tliblzma.so.5 (libc6,x86-64) => /lib/x86_64-linux-gnu/liblzma.so.5" */
-	while (!found && fgets(line, sizeof(line), p)) {
-		const char *entry = line + strspn(line, " \t");
-		char *arrow = strstr(line, " => "), *tag;
+	if (size >= 16 && memcmp(cache, CACHE_MAGIC_OLD, sizeof(CACHE_MAGIC_OLD) - 1) == 0) {
+		uint32_t old_nlibs;
 
-		if (!arrow || strncmp(entry, name, name_len) != 0 || entry[name_len] != ' ')
-			continue;
-		*arrow = '\0';
-		tag = strrchr(line, '(');
-		if (!tag || !strstr(tag, CACHE_ARCH_TAG))
-			continue;
-		arrow[4 + strcspn(arrow + 4, "\n")] = '\0';
-		found = snprintf(path, len, "%s", arrow + 4) < (int)len && acceptable(accept, path);
+		memcpy(&old_nlibs, cache + 12, sizeof(old_nlibs));
+		/* the old table: a 16-byte header and 12-byte entries, then the new header aligned */
+		at = (16 + (size_t)old_nlibs * 12 + 7) & ~(size_t)7;
 	}
-	pclose(p);
+	if (at > size || size - at < sizeof(struct cache_header) ||
+	    memcmp(cache + at, CACHE_MAGIC_NEW, sizeof(CACHE_MAGIC_NEW) - 1) != 0)
+		return NULL;
+	return (const struct cache_header *)(cache + at);
+}
+
+bool loader_cache_find(const char *cache_file, const char *name, bool (*accept)(const char *),
+		       char *path, size_t len)
+{
+	int fd = open(cache_file, O_RDONLY | O_CLOEXEC);
+	const struct cache_header *header = NULL;
+	bool found = false;
+	struct stat st;
+	void *cache = MAP_FAILED;
+	size_t room = 0;
+
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && st.st_size > 0)
+		cache = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (cache == MAP_FAILED)
+		return false;
+	header = cache_header_of(cache, (size_t)st.st_size);
+	if (header)
+		room = (size_t)st.st_size - (size_t)((const char *)header - (const char *)cache);
+	for (uint32_t i = 0; header && !found && i < header->nlibs; i++) {
+		const struct cache_entry *e = (const struct cache_entry *)(header + 1) + i;
+		const char *key, *value;
+
+		if ((const char *)(e + 1) > (const char *)header + room)
+			break;
+		if (e->flags != CACHE_FLAGS || e->key >= room || e->value >= room)
+			continue;
+		key = (const char *)header + e->key;
+		value = (const char *)header + e->value;
+		if (!memchr(key, '\0', room - e->key) || !memchr(value, '\0', room - e->value) ||
+		    strcmp(key, name) != 0)
+			continue;
+		found = snprintf(path, len, "%s", value) < (int)len && acceptable(accept, path);
+	}
+	munmap(cache, (size_t)st.st_size);
 	return found;
 }
 
@@ -158,14 +219,14 @@ bool library_find(const char *name, pid_t mapped_by, bool (*accept)(const char *
 		if (found)
 			return true;
 	}
-	if (found_in_cache(name, accept, path, len))
+	if (loader_cache_find(CACHE_FILE, name, accept, path, len))
 		return true;
 	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
 		if (found_in_dir(default_dirs[i], name, accept, path, len))
 			return true;
 	path[0] = '\0';
 	if (tried && tried_len) {
-		n = snprintf(tried, tried_len, "%sLD_LIBRARY_PATH%s%s%s, the loader's cache (ldconfig -p)",
+		n = snprintf(tried, tried_len, "%sLD_LIBRARY_PATH%s%s%s, the loader's cache (" CACHE_FILE ")",
 			     mapped_by > 0 ? "the process's mappings, " : "", env ? " (" : "",
 			     env ? env : "", env ? ")" : "");
 		for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]) && n > 0 &&

@@ -3,7 +3,7 @@
  * A shared library named as the dynamic loader is asked for it (a soname such as liblzma.so.5
  * or libcuda.so.1, no slash), found where the loader would find it for a command started now:
  * for a running process, the file it has mapped under that name; else LD_LIBRARY_PATH, the
- * loader's cache (ldconfig -p), the default directories (ld.so(8)). One lookup for --unit
+ * loader's cache (/etc/ld.so.cache), the default directories (ld.so(8)). One lookup for --unit
  * LIB:SYMBOL and the GPU probes' libcuda.so.1.
  */
 #ifndef UM_LIBFIND_H
@@ -21,5 +21,10 @@
  */
 bool library_find(const char *name, pid_t mapped_by, bool (*accept)(const char *path), char *path,
 		  size_t len, char *tried, size_t tried_len);
+
+/* The loader's cache at cache_file (ld.so's own: /etc/ld.so.cache): its first entry for name of
+ * this architecture that accept (NULL: any readable file) takes, into path. */
+bool loader_cache_find(const char *cache_file, const char *name, bool (*accept)(const char *path),
+		       char *path, size_t len);
 
 #endif

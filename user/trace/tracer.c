@@ -281,6 +281,10 @@ static void choose_programs(struct tracer *t)
 				  t->kernel.thread_rss_caches &&
 					  t->kernel.fault_hook == FAULT_HOOK_KRETPROBE);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
+	/* the GPU programs only where a driver library was found to probe (tracer__open) */
+	bpf_object__for_each_program(prog, t->skel->obj)
+		if (strncmp(bpf_program__name(prog), "gpu_", 4) == 0)
+			bpf_program__set_autoload(prog, t->gpu_library[0] != '\0');
 	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
 	bpf_program__set_autoload(t->skel->progs.handle_cgroup_attach, cfg->join_cgroup_id != 0);
 	t->skel->rodata->join_cgroup_id = cfg->join_cgroup_id;
@@ -339,6 +343,9 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	 * glibc's sysconf answers with the AT_PAGESZ the kernel handed this process, never -1.
 	 */
 	t->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
+	if (!gpu_library_find(cfg->gpu_mapped_by, t->gpu_library, sizeof(t->gpu_library)))
+		um_info("no %s found: device memory is not traced, its programs are not loaded",
+			"libcuda.so.1");
 	choose_programs(t);
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
@@ -625,17 +632,16 @@ static int keep_link(void *ctx, struct bpf_link *link)
 }
 
 /*
- * The CUDA driver's allocation entry points, on the file the command would load: the kernel
- * plants them only in processes that map it, so a process that never does pays nothing.
+ * The CUDA driver's allocation entry points, on the file the command would load (found before
+ * the load): the kernel plants them only in processes that map it, so a process that never
+ * does pays nothing.
  */
 static int attach_gpu_probes(struct tracer *t)
 {
 	int probed;
 
-	if (!gpu_library_find(t->attached_pid, t->gpu_library, sizeof(t->gpu_library))) {
-		um_info("no %s found: device memory is not traced", "libcuda.so.1");
+	if (!t->gpu_library[0])
 		return 0;
-	}
 	probed = gpu_probes_attach(t->skel, t->gpu_library, keep_link, t);
 	if (probed < 0)
 		return probed;

@@ -43,6 +43,9 @@ struct tracer_config {
 	 * kernfs id and hierarchy id (v1: /proc/cgroups' number; v2: 0); id 0: none */
 	uint64_t join_cgroup_id;
 	uint32_t join_hierarchy_id;
+	/* attach: the process whose mapped libcuda.so.1 is probed; 0 (run): the one the loader
+	 * would find for a command started now */
+	pid_t gpu_mapped_by;
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
