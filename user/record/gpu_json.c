@@ -77,7 +77,7 @@ void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, j
 
 	if (!g->library[0])
 		reason = "no libcuda.so.1 was found where the loader looks (LD_LIBRARY_PATH, "
-			 "ldconfig's cache, the default directories): device memory was not traced";
+			 "the loader's cache, the default directories): device memory was not traced";
 	else if (!g->seen)
 		reason = "no traced process called a probed entry point of the CUDA driver";
 	if (reason) {

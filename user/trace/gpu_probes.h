@@ -31,7 +31,7 @@ struct gpu_counters {
 /*
  * The libcuda.so.1 to probe: the one process mapped_by (attach's target; 0: none) has mapped,
  * else the one the dynamic loader would give a command started now with this process's
- * environment: LD_LIBRARY_PATH, then the loader's cache (ldconfig -p), then the default
+ * environment: LD_LIBRARY_PATH, then the loader's cache (/etc/ld.so.cache), then the default
  * directories; never a toolkit's stubs/ copy. False when there is none (no GPU driver).
  */
 bool gpu_library_find(pid_t mapped_by, char *path, size_t len);
