@@ -57,7 +57,6 @@ struct tracer {
 	struct held_exec *held;
 	size_t n_held, cap_held;
 	char gpu_library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none */
-	pid_t attached_pid; /* attach's target, tracked as it runs (0: run) */
 	/* attach --cgroup: processes the programs saw enter the cgroup, for tracer__joined */
 	pid_t *joined;
 	size_t n_joined, cap_joined;
@@ -496,7 +495,6 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		char path[64], *status;
 		uint64_t rss;
 
-		t->attached_pid = pid;
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 		status = um_read_text(path);
 		if (!status)
@@ -557,9 +555,6 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 
 	if (tracer__tracked(t, pid))
 		return 0;
-	/* attach --cgroup has no target: its first member stands in (where libcuda is found) */
-	if (!t->attached_pid)
-		t->attached_pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	status = um_read_text(path);
 	if (!status)
