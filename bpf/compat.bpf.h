@@ -157,6 +157,34 @@ static __always_inline void um_unlock(bool held)
 }
 
 /*
+ * The running slice's handover (model_pure.bpf.h) needs the exchange and the compare-and-swap to
+ * be single steps. Without fetching atomics they are plain code: a switch then moves its
+ * thread's word and adds its slice inside um_lock, as every close runs, whenever its process is
+ * in an open unit (no close can want the slice otherwise). Returns whether the lock is held.
+ */
+static __always_inline bool um_handover_lock(bool unit_open)
+{
+#if UM_HAVE_FETCH_ATOMICS
+	return false;
+#else
+	return unit_open ? um_lock() : false;
+#endif
+}
+
+/*
+ * Tries a close gives a slice's switch-in or switch-out on another CPU (a few instructions with
+ * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
+ * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs); without, the
+ * switch runs inside the close's lock and the word is never seen between states unless that
+ * lock timed out.
+ */
+#if UM_HAVE_BPF_LOOP
+#define UM_HANDOVER_TRIES (1 << 20)
+#else
+#define UM_HANDOVER_TRIES 8
+#endif
+
+/*
  * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,
  * outside any lock; without a fetching add, the count is subtracted the same way and read after,
  * under the lock, so two threads dying at once cannot both read the last.

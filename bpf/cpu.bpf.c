@@ -14,27 +14,41 @@ struct slice {
 	__u64 since_ns;   /* switch-in */
 	__u64 now;        /* switch-out */
 	__u64 steal_now;  /* this CPU's cumulative steal at switch-out */
+	__u64 taken;      /* the handover word the switch-out took (model_pure.bpf.h) */
 	__u32 cpu;
 };
 
 /*
- * The part of a slice that falls inside an open unit: all of it when it began after the unit
- * opened; else the span since the opening, less the steal in it when the unit opened on this CPU.
+ * The part of a slice that falls inside an open unit: all of it when it lies inside; else the
+ * wall-clock span inside, less the steal in it when the unit opened on this CPU. Nothing for a
+ * unit whose close took the slice (the handover), and nothing past a closing unit's instant.
  */
 static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 {
 	struct um_unit *unit;
-	__u64 inside;
+	__u64 inside, end;
 
 	unit = unit_get(id);
 	if (!unit || (__s64)(s->now - unit->start_ns) <= 0)
 		return;
-	inside = s->now - unit->start_ns;
+	if (UM_SLICE_STATE(s->taken) == UM_SLICE_RUNNING && slice_claimed_by(s->taken, unit_slot(id)))
+		return;
+	end = unit->end_ns;
+	if (s->since_ns >= unit->start_ns && (!end || s->now <= end)) {
+		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns);
+		return;
+	}
+	inside = span_inside(s->since_ns, s->now, unit->start_ns, end);
 	if (s->since_ns < unit->start_ns && unit->start_cpu == s->cpu)
 		inside = on_cpu_span(inside, unit->start_steal_ns, s->steal_now);
 	__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 }
 
+/*
+ * A tracked thread leaves its CPU: its slice goes to its process and to the open units of its
+ * scope whose close has not taken it. The word goes LEAVING before anything is added and OFF
+ * after: a close that finds it LEAVING waits, and reads the unit after the adds.
+ */
 static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 					      struct task_struct *prev, __u64 now, bool dead)
 {
@@ -47,11 +61,13 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	};
 	__u32 tgid = th->tgid;
 	struct um_proc *proc;
+	bool held;
 
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	held = um_handover_lock(proc && proc->units[0]);
+	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
 	th->runtime_seen_ns = runtime;
 	th->last_out_ns = now;
-	th->running = 0;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (!proc) {
 		__sync_fetch_and_add(&orphan_slices, 1);
 	} else {
@@ -62,6 +78,9 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 			unit_cpu_add(proc->units[1], &s);
 		}
 	}
+	/* an exchange, not a store: the adds above are seen by whoever sees OFF */
+	um_xchg(&th->slice, UM_SLICE_OFF);
+	um_unlock(held);
 	if (!dead)
 		return;
 	/* one that died without calling exit (another thread's exit_group or exec, a signal)
@@ -71,14 +90,37 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	bpf_map_delete_elem(&threads, &tid);
 	/* the last thread's final switch-out: nothing more can be charged to the process */
 	if (proc) {
-		bool held = um_lock();
-
+		held = um_lock();
 		if (live_threads_drop_locked(proc))
 			proc_finish_locked(tgid, now);
 		um_unlock(held);
 	}
 }
 
+/*
+ * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read (an
+ * exchange: a full barrier): a close that read the clock and then found this CPU's entry not
+ * naming it has its instant before this switch-in, so nothing of this slice is its unit's. The
+ * word is RUNNING only once the slice's fields are there.
+ */
+static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
+					     __u32 cpu, __u64 entry)
+{
+	__u32 tgid = th->tgid;
+	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
+	bool held = um_handover_lock(proc && proc->units[0]);
+	__u32 seq = th->slice_seq + 1;
+
+	th->slice = UM_SLICE_ARRIVING;
+	if (cpu < UM_MAX_CPUS)
+		um_xchg(&cpu_running[CPU_SLOT(cpu)], entry);
+	th->on_cpu_since_ns = bpf_ktime_get_ns();
+	th->steal_at_in_ns = task_cpu_steal_ns(next);
+	th->cpu = cpu;
+	th->slice_seq = seq;
+	um_xchg(&th->slice, slice_running(seq));
+	um_unlock(held);
+}
 /*
  * Charge this CPU's pending page bytes to the thread it ran (normally the one switching out).
  * They are taken out in any case: left behind, they would go to the next tracked thread here,
@@ -111,7 +153,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 now = 0;
+	__u64 entry = 0;
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
@@ -123,7 +165,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
 		if (tracked && trust_marks && !task_marked(next))
 			tracked = false;
-		cpu_running[CPU_SLOT(cpu)] = um_cpu_running_entry(next_tid, tracked);
+		entry = um_cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
@@ -134,14 +176,13 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample();
-		now = bpf_ktime_get_ns();
-		thread_switch_out(out, prev_tid, prev, now, dead);
+		thread_switch_out(out, prev_tid, prev, bpf_ktime_get_ns(), dead);
 	}
-	if (in) {
-		in->on_cpu_since_ns = now ? now : bpf_ktime_get_ns();
-		in->steal_at_in_ns = task_cpu_steal_ns(next);
-		in->cpu = cpu;
-		in->running = 1;
-	}
+	/* this CPU's entry changes only now: a close that still finds the leaving thread named
+	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
+	if (in)
+		thread_switch_in(in, next, cpu, entry);
+	else if (cpu < UM_MAX_CPUS)
+		cpu_running[CPU_SLOT(cpu)] = entry;
 	return 0;
 }

@@ -39,6 +39,7 @@ __u64 scope_overflows;
 __u64 thread_collisions;
 __u64 orphan_slices;
 __u64 switch_in_misses;
+__u64 handover_timeouts;
 __u64 lock_timeouts;
 struct um_timeline_bucket timeline[UM_TIMELINE_SLOTS];
 __u64 timeline_start_ns;

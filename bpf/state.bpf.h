@@ -107,6 +107,8 @@ extern __u64 thread_collisions;
 extern __u64 orphan_slices;
 /* a unit's closing thread found marked off-CPU: its switch-in was not seen (see units.bpf.c) */
 extern __u64 switch_in_misses;
+/* a close that could not settle a running slice's handover in time (units.bpf.c) */
+extern __u64 handover_timeouts;
 /* baseline: the lock could not be had in time and an update ran without it (see um_lock) */
 extern __u64 lock_timeouts;
 /* The memory timeline's ring (unitmeter.h), its origin (set by the loader before attach; 0: off)

@@ -23,47 +23,137 @@ struct unit_edge {
 	__u64 closer_steal_ns; /* that CPU's cumulative steal now */
 	__u64 now;
 	__u64 cpu_ns;
+	__u32 slot;
+	__u32 tid;             /* the scope thread being handed over (hand_over_try) */
 };
 
 /*
- * Other scope threads still on a CPU when the unit closes: their running slices so far count,
- * and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop is over
- * CPUs (a handful) rather than every tracked thread.
+ * One look at a scope thread's handover word (model_pure.bpf.h). Returns 1 when the thread is
+ * settled: its part counted here, or left to its switch-out, which has added it by the time
+ * its word is OFF; 0 to look again (its switch-in or switch-out is under way on its CPU).
+ */
+static long hand_over_try(__u64 i, void *arg)
+{
+	struct unit_edge *edge = arg;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->tid);
+	__u64 word, since, next = 0;
+
+	if (!th)
+		return 1; /* gone: its last switch-out added its slice before the entry went */
+	word = *(volatile __u64 *)&th->slice;
+	/* the slice's own switch-in time: written before its word went RUNNING, and unchanged
+	 * while the compare-and-swap below finds the same word (a new slice has a new number) */
+	since = *(volatile __u64 *)&th->on_cpu_since_ns;
+	switch (slice_close_step(word, edge->slot, &next)) {
+	case UM_SLICE_STEP_CLAIM:
+		if (um_cas(&th->slice, word, next) != word)
+			return 0;
+		since = since > edge->start_ns ? since : edge->start_ns;
+		if (edge->now > since)
+			edge->cpu_ns += edge->now - since;
+		return 1;
+	case UM_SLICE_STEP_WAIT:
+		return 0;
+	case UM_SLICE_STEP_FULL:
+		__sync_fetch_and_add(&handover_timeouts, 1);
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+/* Settle one scope thread found on a CPU (hand_over_try), a bounded number of looks. */
+static __always_inline void hand_over(struct unit_edge *edge, __u32 tid)
+{
+	edge->tid = tid;
+	if (UM_LOOP(UM_HANDOVER_TRIES, hand_over_try, edge) >= UM_HANDOVER_TRIES)
+		__sync_fetch_and_add(&handover_timeouts, 1);
+}
+
+/* Whether a tracked thread's process is in the unit's scope. */
+static __always_inline struct um_proc *scope_proc(struct um_thread *th, __u64 id)
+{
+	__u32 tgid = th->tgid;
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!proc || (proc->units[0] != id && proc->units[1] != id))
+		return NULL;
+	return proc;
+}
+
+/*
+ * Other scope threads still on a CPU when the unit closes: their running slices so far count
+ * (handed over), and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop
+ * is over CPUs (a handful) rather than every tracked thread. A thread switching in on a CPU after
+ * its entry was read here arrives after the close's instant (thread_switch_in); one switching
+ * out is still named by its CPU's entry until its adds are done.
  */
 static __always_inline void add_running_slices(struct unit_edge *edge)
 {
 	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[CPU_SLOT(cpu)], since;
-		__u32 tid = seen >> 1, tgid;
+		__u64 seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+		__u32 tid = seen >> 1;
 		struct um_thread *th;
 		struct um_proc *proc;
 
 		if (!(seen & 1) || tid == edge->closer_tid)
 			continue;
 		th = bpf_map_lookup_elem(&threads, &tid);
-		if (!th || !th->running)
+		if (!th)
 			continue;
-		tgid = th->tgid;
-		proc = bpf_map_lookup_elem(&procs, &tgid);
-		if (!proc || (proc->units[0] != edge->id && proc->units[1] != edge->id))
+		proc = scope_proc(th, edge->id);
+		if (!proc)
 			continue;
 		cpu_pending_charge(cpu, tid, proc);
-		since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-		if (edge->now > since)
-			edge->cpu_ns += edge->now - since;
+		hand_over(edge, tid);
+	}
+}
+
+/*
+ * Give back the claims this close made (model_pure.bpf.h) before its slot can hold another
+ * unit, whose close would take them for its own. A claimed slice is still running, so its CPU
+ * still names its thread.
+ */
+static __always_inline void unclaim_tid(struct unit_edge *edge, __u32 tid)
+{
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 word;
+
+	if (!th)
+		return;
+	/* each failed swap is another close's claim or this slice's switch-out: a few at most */
+	for (int i = 0; i < 4; i++) {
+		word = *(volatile __u64 *)&th->slice;
+		if (UM_SLICE_STATE(word) != UM_SLICE_RUNNING || !slice_claimed_by(word, edge->slot))
+			return;
+		if (um_cas(&th->slice, word, slice_unclaimed(word, edge->slot)) == word)
+			return;
+	}
+	__sync_fetch_and_add(&handover_timeouts, 1);
+}
+
+static __always_inline void unclaim_running(struct unit_edge *edge)
+{
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
+		__u64 seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+
+		if ((seen & 1) && (__u32)(seen >> 1) != edge->closer_tid)
+			unclaim_tid(edge, seen >> 1);
 	}
 }
 
 /*
  * The closing thread is on its CPU by definition. Its slice so far is the wall-clock span since
- * its switch-in, less the steal inside it. On these machines a switch-in is now and then not
- * seen (the thread is found marked off-CPU), so the scheduler's own count since the last
- * switch-out, exact to the last tick, stands in as a floor; such misses are counted.
+ * its switch-in, less the steal inside it; the close claims it like any other (a close that is
+ * preempted switches its own thread out). A thread found not RUNNING here had its switch-in
+ * not seen: the scheduler's own count since the last switch-out, exact to the last tick, stands
+ * in as a floor, and the miss is counted.
  */
 static __always_inline __u64 closer_slice(struct unit_edge *edge)
 {
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
-	__u64 span = 0, runtime, inside, start_steal;
+	__u64 span = 0, runtime, inside, start_steal, word, next = 0, since;
+	bool running = false;
 
 	if (!th)
 		return 0;
@@ -71,12 +161,18 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 	start_steal = edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
 	inside = edge->now > edge->start_ns ? edge->now - edge->start_ns : 0;
 	inside = on_cpu_span(inside, start_steal, edge->closer_steal_ns);
-	if (!th->running)
+	for (int i = 0; i < 4 && !running; i++) {
+		word = *(volatile __u64 *)&th->slice;
+		since = *(volatile __u64 *)&th->on_cpu_since_ns;
+		if (slice_close_step(word, edge->slot, &next) != UM_SLICE_STEP_CLAIM)
+			break;
+		running = um_cas(&th->slice, word, next) == word;
+	}
+	if (!running)
 		__sync_fetch_and_add(&switch_in_misses, 1);
-	else if (th->on_cpu_since_ns > edge->start_ns)
-		span = edge->now > th->on_cpu_since_ns ?
-		       on_cpu_span(edge->now - th->on_cpu_since_ns, th->steal_at_in_ns,
-				   edge->closer_steal_ns) : 0;
+	else if (since > edge->start_ns)
+		span = edge->now > since ?
+		       on_cpu_span(edge->now - since, th->steal_at_in_ns, edge->closer_steal_ns) : 0;
 	else
 		span = inside; /* on its CPU since before the unit began */
 	runtime = CURRENT_READ(se.sum_exec_runtime);
@@ -99,10 +195,15 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	struct um_proc *owner;
 	struct um_unit *unit;
 	__u64 peak_charge;
+	bool others;
 
 	unit = unit_get(id);
 	if (!unit)
 		return 0;
+	edge.slot = unit_slot(id);
+	/* the close's instant, before any slice is looked at: switch-outs count nothing past it
+	 * (an exchange: a full barrier before the reads of cpu_running below) */
+	um_xchg(&unit->end_ns, edge.now);
 	peak_charge = charge_unit_close_locked(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
@@ -117,7 +218,8 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	edge.cpu_ns = closer_slice(&edge);
 	/* a single-threaded process that forked nothing inside the unit (most fits) has no other
 	 * thread in scope that could be running */
-	if (!owner || unit->processes != 1 || owner->live_threads != 1)
+	others = !owner || unit->processes != 1 || owner->live_threads != 1;
+	if (others)
 		add_running_slices(&edge);
 	if (owner) {
 		struct um_mm *mm = owner->mm ? bpf_map_lookup_elem(&mms, &owner->mm) : NULL;
@@ -162,6 +264,9 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		bpf_ringbuf_submit(rec, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
+	unclaim_tid(&edge, edge.closer_tid);
+	if (others)
+		unclaim_running(&edge);
 	/* free the slot: charges still in flight on other CPUs no longer match its id */
 	um_cas(&unit->id, id, 0);
 	return 0;
@@ -261,6 +366,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	unit->output_bytes = 0;
 	unit->tmp_output_bytes = 0;
 	unit->processes = 1;
+	unit->end_ns = 0;
 	/* not live_threads: a helper joined just before this call may not have switched out dead
 	 * yet (seen in guests: one thread too many); never more than live_threads */
 	live = proc->live_threads;

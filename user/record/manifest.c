@@ -30,6 +30,23 @@ static void set_exit_fields(json_t *obj, bool known, int status)
 }
 
 /* A tmp_output_bytes figure: null when no tmp dir was found. */
+/*
+ * The programs as the kernel ran them: each loaded program's runs it skipped (recursion_misses,
+ * null before 5.12), and the closes that could not settle a running slice's handover.
+ */
+static json_t *bpf_json(const struct tracer_counters *c)
+{
+	json_t *progs = json_object();
+
+	for (size_t i = 0; i < c->n_progs; i++)
+		json_object_set_new(progs, c->progs[i].name,
+				    c->progs[i].known
+					    ? json_integer((json_int_t)c->progs[i].recursion_misses)
+					    : json_null());
+	return json_pack("{s:o, s:I}", "recursion_misses", progs, "handover_timeouts",
+			 (json_int_t)c->handover_timeouts);
+}
+
 static json_t *tmp_bytes_json(uint64_t bytes)
 {
 	return bytes == UM_TMP_UNKNOWN ? json_null() : json_integer((json_int_t)bytes);
@@ -239,6 +256,7 @@ static json_t *run_json(const struct run_record *r)
 			    json_integer((json_int_t)c->thread_collisions));
 	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));
 	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)c->switch_in_misses));
+	json_object_set_new(run, "bpf", bpf_json(c));
 	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
 	 * updates ran unlocked, and a figure they touched may be off by one change */
 	json_object_set_new(run, "tracing",

@@ -714,6 +714,30 @@ static void stop_holding(struct tracer *t)
 	tracer__service_held(t);
 }
 
+/* Each loaded program's skipped runs, as the kernel counts them (struct tracer_prog_misses). */
+static void read_prog_misses(struct tracer *t, struct tracer_counters *c)
+{
+	struct bpf_program *prog;
+
+	c->n_progs = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct tracer_prog_misses *m = &c->progs[c->n_progs];
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || c->n_progs >= TRACER_MAX_PROGS)
+			continue;
+		snprintf(m->name, sizeof(m->name), "%s", bpf_program__name(prog));
+		/* a kernel older than the field fills less of the struct than it ends at */
+		m->known = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+			   len >= offsetof(struct bpf_prog_info, recursion_misses) +
+					  sizeof(info.recursion_misses);
+		m->recursion_misses = m->known ? info.recursion_misses : 0;
+		c->n_progs++;
+	}
+}
+
 static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
 	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
@@ -724,6 +748,8 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->thread_collisions = t->skel->bss->thread_collisions;
 	c->orphan_slices = t->skel->bss->orphan_slices;
 	c->switch_in_misses = t->skel->bss->switch_in_misses;
+	c->handover_timeouts = t->skel->bss->handover_timeouts;
+	read_prog_misses(t, c);
 	c->lock_timeouts = t->skel->bss->lock_timeouts;
 	c->charge_known = t->skel->bss->charge_memcg != 0;
 	c->group_peak_charge_bytes = t->skel->bss->group_peak_charge_bytes;
