@@ -404,6 +404,59 @@ static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 	return cfs_rq ? rq_steal_ns(cfs_rq->rq) : 0;
 }
 
+/* The scheduler's clock of the runqueue of the CPU this task runs on, as of its last update. */
+static __always_inline __u64 task_rq_clock_ns(struct task_struct *task)
+{
+	struct cfs_rq *cfs_rq = UM_UNTRUSTED_TASK(task)->se.cfs_rq;
+
+#if UM_HAVE_TASK_BTF
+	return cfs_rq && cfs_rq->rq ? cfs_rq->rq->clock : 0;
+#else
+	return cfs_rq ? BPF_CORE_READ(cfs_rq, rq, clock) : 0;
+#endif
+}
+
+/*
+ * The current task's CPU time as of now, in the scheduler's own units, given the scheduler's
+ * clock now (sched_now): what it had at its last update (se.sum_exec_runtime) and the run since
+ * (its runqueue's task clock, which leaves out stolen and interrupt time, since se.exec_start,
+ * plus the runqueue's clock since its last update). What CLOCK_THREAD_CPUTIME_ID would say.
+ */
+static __always_inline __u64 current_runtime_at(__u64 sched_now)
+{
+	__u64 runtime = CURRENT_READ(se.sum_exec_runtime), start = CURRENT_READ(se.exec_start);
+	struct cfs_rq *cfs_rq = CURRENT_READ(se.cfs_rq);
+	__u64 clock, clock_task;
+
+	if (!cfs_rq)
+		return runtime;
+#if UM_HAVE_TASK_BTF
+	if (!cfs_rq->rq)
+		return runtime;
+	clock = cfs_rq->rq->clock;
+	clock_task = cfs_rq->rq->clock_task;
+#else
+	clock = BPF_CORE_READ(cfs_rq, rq, clock);
+	clock_task = BPF_CORE_READ(cfs_rq, rq, clock_task);
+#endif
+	if ((__s64)(clock_task - start) > 0)
+		runtime += clock_task - start;
+	if ((__s64)(sched_now - clock) > 0)
+		runtime += sched_now - clock;
+	return runtime;
+}
+
+/*
+ * The scheduler's clock at the current task's last switch-in (sched_info.last_arrival, with
+ * CONFIG_SCHED_INFO: set by the switch itself, seen or not); 0 where the kernel keeps none.
+ */
+static __always_inline __u64 current_arrival_ns(void)
+{
+	if (!bpf_core_field_exists(((struct task_struct *)0)->sched_info))
+		return 0;
+	return CURRENT_READ(sched_info.last_arrival);
+}
+
 /* task_cpu_steal_ns() of the current task. */
 static __always_inline __u64 current_cpu_steal_ns(void)
 {

@@ -115,12 +115,61 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	if (cpu < UM_MAX_CPUS)
 		um_xchg(&cpu_running[CPU_SLOT(cpu)], entry);
 	th->on_cpu_since_ns = bpf_ktime_get_ns();
+	/* updated by __schedule just before: with the line above, the two clocks' offset */
+	th->in_rq_clock_ns = task_rq_clock_ns(next);
 	th->steal_at_in_ns = task_cpu_steal_ns(next);
 	th->cpu = cpu;
 	th->slice_seq = seq;
 	um_xchg(&th->slice, slice_running(seq));
 	um_unlock(held);
 }
+/*
+ * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
+ * switch-in was not seen (the kernel made that switch without the sched_switch tracepoint:
+ * docs/limitations.md). Make it now, as of when it happened: the scheduler stamped the switch
+ * with its own clock (sched_info.last_arrival), and the two clocks' offset at the thread's last
+ * seen switch-in turns that into ours. Called from the programs a running thread meets first
+ * (system calls). Counted in late_switch_ins.
+ */
+__noinline int thread_switch_in_late(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu = bpf_get_smp_processor_id(), seq;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 now = bpf_ktime_get_ns(), arrival = current_arrival_ns(), since = now, word;
+	bool held;
+
+	if (!th || cpu >= UM_MAX_CPUS)
+		return 0;
+	held = um_handover_lock(true);
+	word = *(volatile __u64 *)&th->slice;
+	/* OFF to ARRIVING by a swap: the thread's own switch-out, should it come meanwhile
+	 * (a preempted program), takes the word back to OFF and this gives way */
+	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
+		goto out;
+	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
+	if (arrival && th->in_rq_clock_ns) {
+		since = arrival - (th->in_rq_clock_ns - th->on_cpu_since_ns);
+		/* off its CPU since its last seen switch-out, and on it by now */
+		if ((__s64)(since - th->last_out_ns) < 0)
+			since = th->last_out_ns;
+		if ((__s64)(since - now) > 0)
+			since = now;
+		th->in_rq_clock_ns = arrival;
+	} else {
+		th->in_rq_clock_ns = 0;
+	}
+	th->on_cpu_since_ns = since;
+	th->steal_at_in_ns = current_cpu_steal_ns();
+	th->cpu = cpu;
+	seq = th->slice_seq + 1;
+	th->slice_seq = seq;
+	if (um_cas(&th->slice, UM_SLICE_ARRIVING, slice_running(seq)) == UM_SLICE_ARRIVING)
+		__sync_fetch_and_add(&late_switch_ins, 1);
+out:
+	um_unlock(held);
+	return 0;
+}
+
 /*
  * Charge this CPU's pending page bytes to the thread it ran (normally the one switching out).
  * They are taken out in any case: left behind, they would go to the next tracked thread here,

@@ -142,17 +142,60 @@ static __always_inline void unclaim_running(struct unit_edge *edge)
 	}
 }
 
+/* Count an unseen switch-in against the untracked thread this CPU was last seen switching to. */
+static long unseen_note(__u64 i, void *arg)
+{
+	__u32 tid = *(__u32 *)arg, slot = i & (UM_UNSEEN_SLOTS - 1);
+	__u32 seen = unseen_after_tid[slot];
+
+	/* a free slot is taken for this thread (or by another CPU for it); another's is passed */
+	if (!seen) {
+		seen = um_cas(&unseen_after_tid[slot], 0, tid);
+		seen = seen ? seen : tid;
+	}
+	if (seen != tid)
+		return 0;
+	__sync_fetch_and_add(&unseen_after_count[slot], 1);
+	return 1;
+}
+_Static_assert((UM_UNSEEN_SLOTS & (UM_UNSEEN_SLOTS - 1)) == 0, "UM_UNSEEN_SLOTS a power of two");
+
+/*
+ * The closing thread's switch-in was not seen: the kernel switched to it without the
+ * sched_switch tracepoint (on these machines, every switch away from the sandbox agent's
+ * threads: docs/limitations.md). It has run without a break since, so its CPU since its last
+ * seen switch-out is its scheduler runtime now (current_runtime_at), with the scheduler's clock
+ * now taken from ours through the offset of the two at its last seen switch-in. Returns that, or
+ * 0 when a clock is missing (the caller keeps the runtime as of the last tick).
+ */
+static __always_inline __u64 unseen_slice(struct unit_edge *edge, struct um_thread *th)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 seen = cpu < UM_MAX_CPUS ? cpu_running[CPU_SLOT(cpu)] : 0, runtime;
+	__u32 after = seen >> 1;
+
+	__sync_fetch_and_add(&switch_in_misses, 1);
+	if (!(seen & 1) && after)
+		UM_LOOP(UM_UNSEEN_SLOTS, unseen_note, &after);
+	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
+		return 0;
+	runtime = current_runtime_at(edge->now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
+	if (runtime <= th->runtime_seen_ns)
+		return 0;
+	__sync_fetch_and_add(&switch_in_misses_exact, 1);
+	return runtime - th->runtime_seen_ns;
+}
+
 /*
  * The closing thread is on its CPU by definition. Its slice so far is the wall-clock span since
  * its switch-in, less the steal inside it; the close claims it like any other (a close that is
- * preempted switches its own thread out). A thread found not RUNNING here had its switch-in
- * not seen: the scheduler's own count since the last switch-out, exact to the last tick, stands
- * in as a floor, and the miss is counted.
+ * preempted switches its own thread out). A thread found not RUNNING here had its switch-in not
+ * seen (unseen_slice); the scheduler's count as of the last tick is the floor in any case.
  */
 static __always_inline __u64 closer_slice(struct unit_edge *edge)
 {
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
-	__u64 span = 0, runtime, inside, start_steal, word, next = 0, since;
+	__u64 span = 0, runtime, inside, start_steal, word, next = 0, since = 0, unseen;
 	bool running = false;
 
 	if (!th)
@@ -168,15 +211,18 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 			break;
 		running = um_cas(&th->slice, word, next) == word;
 	}
-	if (!running)
-		__sync_fetch_and_add(&switch_in_misses, 1);
-	else if (since > edge->start_ns)
-		span = edge->now > since ?
-		       on_cpu_span(edge->now - since, th->steal_at_in_ns, edge->closer_steal_ns) : 0;
-	else
-		span = inside; /* on its CPU since before the unit began */
 	runtime = CURRENT_READ(se.sum_exec_runtime);
 	runtime = runtime > th->runtime_seen_ns ? runtime - th->runtime_seen_ns : 0;
+	if (!running) {
+		unseen = unseen_slice(edge, th);
+		if (unseen > runtime)
+			runtime = unseen;
+	} else if (since > edge->start_ns) {
+		span = edge->now > since ?
+		       on_cpu_span(edge->now - since, th->steal_at_in_ns, edge->closer_steal_ns) : 0;
+	} else {
+		span = inside; /* on its CPU since before the unit began */
+	}
 	/* accounted up to a switch-out before the unit began: only the part inside counts */
 	if (th->last_out_ns < edge->start_ns && runtime > inside)
 		runtime = inside;

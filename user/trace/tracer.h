@@ -67,6 +67,15 @@ struct tracer_counters {
 	uint64_t orphan_slices;
 	uint64_t switch_in_misses;
 	uint64_t handover_timeouts; /* closes that could not settle a running slice in time */
+	uint64_t switch_in_misses_exact; /* of switch_in_misses, slices taken to the ns */
+	uint64_t late_switch_ins;        /* unseen switch-ins made at the thread's next syscall */
+	/* the untracked threads CPUs had last been seen switching to at those misses */
+	struct tracer_unseen_after {
+		uint32_t tid;
+		uint64_t count;
+		int pid;       /* its process, -1 when gone */
+		char comm[16]; /* "" when gone */
+	} unseen_after[UM_UNSEEN_SLOTS];
 	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
 	/* the memory cgroup's charge: its peak as read, and the kernel's high-water mark when the
 	 * cgroup was first seen and at the end (charge_known: it was seen at all) */
