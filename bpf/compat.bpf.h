@@ -122,6 +122,18 @@ _Static_assert((UM_MAX_CPUS & (UM_MAX_CPUS - 1)) == 0, "UM_MAX_CPUS is a power o
 	})
 #endif
 
+/*
+ * A store that no earlier store or atomic may pass (a release). x86 orders stores after stores
+ * and locked operations by itself (TSO), and its JIT makes every BPF atomic a locked one: a
+ * plain store. Elsewhere (arm64: a BPF atomic add without fetch is an unordered STADD) an
+ * exchange, the one release the BPF instruction set had before 6.15.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define um_store_release(p, v) (*(volatile __typeof__(*(p)) *)(p) = (v))
+#else
+#define um_store_release(p, v) ((void)um_xchg(p, v))
+#endif
+
 /* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
 #define UM_LOCK_TRIES 256
 
@@ -174,14 +186,18 @@ static __always_inline bool um_handover_lock(bool unit_open)
 /*
  * Tries a close gives a slice's switch-in or switch-out on another CPU (a few instructions with
  * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
- * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs); without, the
- * switch runs inside the close's lock and the word is never seen between states unless that
- * lock timed out.
+ * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, the
+ * switch runs inside the close's lock, and the word is seen between states only where the
+ * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest) and
+ * went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop the old verifier walks
+ * step by step, once per CPU of the close's scan).
  */
 #if UM_HAVE_BPF_LOOP
 #define UM_HANDOVER_TRIES (1 << 20)
+#define UM_HANDOVER_SPIN 1
 #else
 #define UM_HANDOVER_TRIES 8
+#define UM_HANDOVER_SPIN 64
 #endif
 
 /*

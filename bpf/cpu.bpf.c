@@ -78,8 +78,8 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 			unit_cpu_add(proc->units[1], &s);
 		}
 	}
-	/* an exchange, not a store: the adds above are seen by whoever sees OFF */
-	um_xchg(&th->slice, UM_SLICE_OFF);
+	/* after the adds: whoever sees OFF sees them */
+	um_store_release(&th->slice, UM_SLICE_OFF);
 	um_unlock(held);
 	if (!dead)
 		return;
@@ -98,13 +98,17 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 }
 
 /*
- * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read (an
- * exchange: a full barrier): a close that read the clock and then found this CPU's entry not
- * naming it has its instant before this switch-in, so nothing of this slice is its unit's. The
- * word is RUNNING only once the slice's fields are there.
+ * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read: a
+ * close that read the clock and then found this CPU's entry not naming it has its instant
+ * before this switch-in, so nothing of this slice is its unit's. Two approximations, each a
+ * locked operation or a clock read less on every switch (BENCHMARKS.md, 2026-12-06): the
+ * entry's store is seen by other CPUs tens of nanoseconds late, and when a tracked thread left
+ * this CPU in the same switch its clock reading (`out_now`, before the switch-out's adds, a few
+ * hundred nanoseconds earlier) stands for this one. The word is RUNNING only once the slice's
+ * fields are there.
  */
 static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
-					     __u32 cpu, __u64 entry)
+					     __u32 cpu, __u64 entry, __u64 out_now)
 {
 	__u32 tgid = th->tgid;
 	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
@@ -113,14 +117,14 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 
 	th->slice = UM_SLICE_ARRIVING;
 	if (cpu < UM_MAX_CPUS)
-		um_xchg(&cpu_running[CPU_SLOT(cpu)], entry);
-	th->on_cpu_since_ns = bpf_ktime_get_ns();
+		um_store_release(&cpu_running[CPU_SLOT(cpu)], entry);
+	th->on_cpu_since_ns = out_now ? out_now : bpf_ktime_get_ns();
 	/* updated by __schedule just before: with the line above, the two clocks' offset */
 	th->in_rq_clock_ns = task_rq_clock_ns(next);
 	th->steal_at_in_ns = task_cpu_steal_ns(next);
 	th->cpu = cpu;
 	th->slice_seq = seq;
-	um_xchg(&th->slice, slice_running(seq));
+	um_store_release(&th->slice, slice_running(seq));
 	um_unlock(held);
 }
 /*
@@ -202,7 +206,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 entry = 0;
+	__u64 entry = 0, now = 0;
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
@@ -225,12 +229,13 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample();
-		thread_switch_out(out, prev_tid, prev, bpf_ktime_get_ns(), dead);
+		now = bpf_ktime_get_ns();
+		thread_switch_out(out, prev_tid, prev, now, dead);
 	}
 	/* this CPU's entry changes only now: a close that still finds the leaving thread named
 	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
 	if (in)
-		thread_switch_in(in, next, cpu, entry);
+		thread_switch_in(in, next, cpu, entry, now);
 	else if (cpu < UM_MAX_CPUS)
 		cpu_running[CPU_SLOT(cpu)] = entry;
 	return 0;

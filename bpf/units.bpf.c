@@ -53,6 +53,10 @@ static long hand_over_try(__u64 i, void *arg)
 			edge->cpu_ns += edge->now - since;
 		return 1;
 	case UM_SLICE_STEP_WAIT:
+		/* without bpf_loop each try is verified apart: spin on the word alone a while */
+		for (int k = 0; k < UM_HANDOVER_SPIN; k++)
+			if (UM_SLICE_STATE(*(volatile __u64 *)&th->slice) != UM_SLICE_STATE(word))
+				break;
 		return 0;
 	case UM_SLICE_STEP_FULL:
 		__sync_fetch_and_add(&handover_timeouts, 1);
