@@ -259,7 +259,11 @@ static void expect_handover_exact(bool neighbour)
 		     "(worst %+.1f us); switch_ins_unseen %s, handover_timeouts %.0f", outside, units,
 		     worst / 1e3, unseen, jnum(bpf, "handover_timeouts"));
 	free(unseen);
-	cr_expect_eq(jnum(bpf, "handover_timeouts"), 0);
+	/* the per-CPU build waits out any switch under way; the baseline's close a bounded while,
+	 * which one host thread emulating both vCPUs in turn can outlast (6.1's guest: a few) */
+	if (!strcmp(json_string_value(jget(jget(jget(r.manifest, "run"), "tracing"), "build")),
+		    "per-cpu"))
+		cr_expect_eq(jnum(bpf, "handover_timeouts"), 0);
 	/* a closer found running unseen is taken to the ns, never left at the last tick */
 	cr_expect_eq(jnum(jget(bpf, "switch_ins_unseen"), "at_close"),
 		     jnum(jget(bpf, "switch_ins_unseen"), "at_close_exact"));
