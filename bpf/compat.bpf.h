@@ -462,17 +462,6 @@ static __always_inline __u64 current_runtime_at(__u64 sched_now)
 	return runtime;
 }
 
-/*
- * The scheduler's clock at the current task's last switch-in (sched_info.last_arrival, with
- * CONFIG_SCHED_INFO: set by the switch itself, seen or not); 0 where the kernel keeps none.
- */
-static __always_inline __u64 current_arrival_ns(void)
-{
-	if (!bpf_core_field_exists(((struct task_struct *)0)->sched_info))
-		return 0;
-	return CURRENT_READ(sched_info.last_arrival);
-}
-
 /* task_cpu_steal_ns() of the current task. */
 static __always_inline __u64 current_cpu_steal_ns(void)
 {

@@ -130,16 +130,20 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 /*
  * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
  * switch-in was not seen (the kernel made that switch without the sched_switch tracepoint:
- * docs/limitations.md). Make it now, as of when it happened: the scheduler stamped the switch
- * with its own clock (sched_info.last_arrival), and the two clocks' offset at the thread's last
- * seen switch-in turns that into ours. Called from the programs a running thread meets first
- * (system calls). Counted in late_switch_ins.
+ * docs/limitations.md). Make it now, as of now: a close from here on finds it, and its
+ * switch-out counts its runtime (exact: the scheduler's) for this slice. The part before now is
+ * left to that switch-out's clipping, which takes the slice as begun now: off by the time
+ * between the unseen switch and this call (microseconds for a thread that makes system calls).
+ * Placing the switch at the scheduler's own stamp (sched_info.last_arrival) was tried: the
+ * stamp is not reliably that switch's on this kernel, and units came out milliseconds high.
+ * Called from the programs a running thread meets first (system calls). Counted in
+ * late_switch_ins.
  */
 __noinline int thread_switch_in_late(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu = bpf_get_smp_processor_id(), seq;
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 now = bpf_ktime_get_ns(), arrival = current_arrival_ns(), since = now, word;
+	__u64 now = bpf_ktime_get_ns(), word;
 	bool held;
 
 	if (!th || cpu >= UM_MAX_CPUS)
@@ -151,18 +155,10 @@ __noinline int thread_switch_in_late(void)
 	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
 		goto out;
 	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
-	if (arrival && th->in_rq_clock_ns) {
-		since = arrival - (th->in_rq_clock_ns - th->on_cpu_since_ns);
-		/* off its CPU since its last seen switch-out, and on it by now */
-		if ((__s64)(since - th->last_out_ns) < 0)
-			since = th->last_out_ns;
-		if ((__s64)(since - now) > 0)
-			since = now;
-		th->in_rq_clock_ns = arrival;
-	} else {
-		th->in_rq_clock_ns = 0;
-	}
-	th->on_cpu_since_ns = since;
+	/* the two clocks' offset stays that of the last seen switch-in: both move by as much */
+	if (th->in_rq_clock_ns)
+		th->in_rq_clock_ns += now - th->on_cpu_since_ns;
+	th->on_cpu_since_ns = now;
 	th->steal_at_in_ns = current_cpu_steal_ns();
 	th->cpu = cpu;
 	seq = th->slice_seq + 1;

@@ -186,8 +186,13 @@ static __always_inline __u64 unseen_slice(struct unit_edge *edge, struct um_thre
 	runtime = current_runtime_at(edge->now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
 	if (runtime <= th->runtime_seen_ns)
 		return 0;
+	runtime -= th->runtime_seen_ns;
+	/* never more than the time since its last seen switch-out (the offset was learned on
+	 * whichever CPU that switch-in ran on) */
+	if (edge->now > th->last_out_ns && runtime > edge->now - th->last_out_ns)
+		runtime = edge->now - th->last_out_ns;
 	__sync_fetch_and_add(&switch_in_misses_exact, 1);
-	return runtime - th->runtime_seen_ns;
+	return runtime;
 }
 
 /*
