@@ -5,19 +5,23 @@
  *
  * --units N calls of fit_unit(); each spins --body-us of the calling thread's CPU. --threads T
  * workers spin through the whole run in steps of about a microsecond, yielding the CPU
- * (sched_yield) every --yield-us steps: with more threads than CPUs, a storm of context switches at every
- * unit's edges.
+ * (sched_yield) every --yield-us steps (0: never): with more threads than CPUs, a storm of
+ * context switches at every unit's edges.
  *
- * Truth: every thread reads its own CLOCK_THREAD_CPUTIME_ID at each of four phases of each unit,
- * as the calling thread announces them: before the call (open), first thing in the body
- * (start), last thing in the body (end) and after the return (closed). A worker reads its clock
- * at the first poll after a change: a worker off its CPU at that instant has used no CPU since,
- * so what it reads is its clock at the change, and one on its CPU polls every step (a
- * microsecond). So each unit's CPU lies between
- *   cpu_ns    = sum over threads of (end - start): what ran inside the body, and
- *   cpu_hi_ns = sum over threads of (closed - open): what ran across the call, its probes too;
- * on real hardware the two differ by the probes' work (microseconds). Printed as
- * {"units": [{"cpu_ns", "cpu_hi_ns"}...], "pid", "context_switches"} on the last line.
+ * Truth: the calling thread reads its own CLOCK_THREAD_CPUTIME_ID at each of four phases of
+ * each unit as it announces them: before the call (open), first thing in the body (start),
+ * last thing in the body (end) and after the return (closed). Each worker brackets its own
+ * clock at each change between two readings (struct watch): the last taken before a look that
+ * still found the old phase, and one taken after the look that found the new one. So each
+ * unit's CPU lies between
+ *   cpu_ns    = the caller's (end - start) + each worker's (end's first - start's second):
+ *               the least that ran inside the body, and
+ *   cpu_hi_ns = the caller's (closed - open) + each worker's (closed's second - open's first):
+ *               the most that ran across the call, its probes too;
+ * on real hardware the two differ by the probes' work and the workers' clock readings (tens of
+ * microseconds). Printed as {"pid", "threads", "context_switches", "units": [{"cpu_ns",
+ * "cpu_hi_ns"}...]} on the last line. --dump FILE also writes, a line per phase, the caller's
+ * CLOCK_MONOTONIC and clock and each worker's two readings (for a unit's post-mortem).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
