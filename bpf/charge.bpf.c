@@ -20,7 +20,7 @@ static __always_inline __u64 charge_counter_bytes(__u64 memcg, bool watermark)
 }
 
 /*
- * The memory cgroup of a task, when it is the one the loader named. The memory controller's index
+ * The memory cgroup the loader named, when the task's is that one or below it. The memory controller's index
  * among the subsystems is the kernel's own (an enum, relocated).
  */
 static __always_inline __u64 task_charge_memcg(struct task_struct *task)
@@ -41,10 +41,15 @@ static __always_inline __u64 task_charge_memcg(struct task_struct *task)
 					  idx * sizeof(void *)) ||
 	    !css)
 		return 0;
-	id = BPF_CORE_READ(css, cgroup, kn, id);
-	if (id != charge_cgroup_id)
-		return 0;
-	return (__u64)css - bpf_core_field_offset(struct mem_cgroup, css);
+	/* the named one or an ancestor: attach --job names a job's cgroup, whose processes are in
+	 * its steps' (the charge is hierarchical: the job's counts its steps') */
+	for (int depth = 0; depth < 16 && css; depth++) {
+		id = BPF_CORE_READ(css, cgroup, kn, id);
+		if (id == charge_cgroup_id)
+			return (__u64)css - bpf_core_field_offset(struct mem_cgroup, css);
+		css = BPF_CORE_READ(css, parent);
+	}
+	return 0;
 }
 
 __noinline __u64 charge_learn_current(void)

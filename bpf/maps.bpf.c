@@ -14,6 +14,7 @@ threads_map_t threads SEC(".maps");
 units_map_t units SEC(".maps");
 pending_mm_map_t pending_mm SEC(".maps");
 pending_write_map_t pending_write SEC(".maps");
+write_kinds_map_t write_kinds SEC(".maps");
 events_map_t events SEC(".maps");
 baseline_lock_map_t baseline_lock SEC(".maps");
 gpu_calls_map_t gpu_calls SEC(".maps");

@@ -25,6 +25,61 @@ struct {
 	__type(value, __u32);
 } exec_programs SEC(".maps");
 
+/*
+ * attach --cgroup: the watched cgroup, its kernfs id (the directory's inode) and the id of its
+ * hierarchy (cgroup v1 numbers each; the v2 one is 0): kernfs ids are only unique within one.
+ * 0: no cgroup watched, and the checks below are dead code to the verifier.
+ */
+const volatile __u64 join_cgroup_id;
+const volatile __u32 join_hierarchy_id;
+
+/* cgroups nest at most this deep below the watched one (slurmd: job/step/user/task) */
+#define UM_CGROUP_DEPTH 16
+
+/* Whether cgrp is the watched cgroup or below it, walking up through each parent's css. */
+static __always_inline bool in_watched_cgroup(struct cgroup *cgrp)
+{
+	if (!cgrp || BPF_CORE_READ(cgrp, root, hierarchy_id) != (int)join_hierarchy_id)
+		return false;
+	for (int i = 0; i < UM_CGROUP_DEPTH && cgrp; i++) {
+		if (BPF_CORE_READ(cgrp, kn, id) == join_cgroup_id)
+			return true;
+		/* the root's css has no parent: NULL ends the walk */
+		cgrp = BPF_CORE_READ(cgrp, self.parent, cgroup);
+	}
+	return false;
+}
+
+/* Tell the loader that process tgid, not tracked, is now in the watched cgroup. */
+static __always_inline void say_joined(__u32 tgid)
+{
+	struct um_cgroup_join *rec;
+
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		return;
+	rec = record_reserve(sizeof(*rec));
+	if (!rec)
+		return;
+	rec->type = UM_REC_CGROUP_JOIN;
+	rec->pid = tgid;
+	rec->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * A write to cgroup.procs (or tasks) moved a process: fired once per move, after it, in v1 once
+ * per hierarchy written (task is the group leader when threadgroup is set). Loaded only when a
+ * cgroup is watched.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(handle_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	if (join_cgroup_id && in_watched_cgroup(dst))
+		say_joined(task->tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -37,8 +92,14 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	__u64 *pending;
 	int err;
 
-	if (!pproc)
+	if (!pproc) {
+		/* clone3(CLONE_INTO_CGROUP), cgroup v2 only (5.7), puts the child straight into a
+		 * cgroup its parent is not in: no move, so no cgroup_attach_task */
+		if (join_cgroup_id && join_hierarchy_id == 0 && tgid != ptgid &&
+		    in_watched_cgroup(BPF_CORE_READ(child, cgroups, dfl_cgrp)))
+			say_joined(tgid);
 		return 0;
+	}
 	mark_tracked(child);
 	th.tgid = tgid;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;

@@ -62,6 +62,26 @@ typedef struct {
 	__type(value, __u32);
 } pending_write_map_t;
 
+/*
+ * A written file -> UM_WRITE_REGULAR or UM_WRITE_TMP_DIR: the parents' walk once per file, not
+ * once per write (a program that writes a line at a time would pay it on every line). Keyed by
+ * the inode's address and its random generation, read with i_mode from the same struct: an
+ * inode freed and another allocated at its address differs by its generation (an inode number
+ * would be reused by ext4 as soon as a file is deleted). A file renamed across the tmp dir's
+ * edge afterwards keeps its first answer.
+ */
+struct um_file_key {
+	__u64 inode;
+	__u64 generation;
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct um_file_key);
+	__type(value, __u32);
+} write_kinds_map_t;
+
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	/* 8 MiB: about 80,000 unit records, a second of a storm of tiny units */
@@ -92,6 +112,7 @@ extern threads_map_t threads SEC(".maps");
 extern units_map_t units SEC(".maps");
 extern pending_mm_map_t pending_mm SEC(".maps");
 extern pending_write_map_t pending_write SEC(".maps");
+extern write_kinds_map_t write_kinds SEC(".maps");
 extern events_map_t events SEC(".maps");
 extern baseline_lock_map_t baseline_lock SEC(".maps");
 

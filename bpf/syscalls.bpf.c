@@ -97,7 +97,7 @@ static __always_inline bool file_under_tmp_dir(struct file *file)
 {
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry), *parent;
 
-	if (!tmp_dir_ino || !d)
+	if (!d)
 		return false;
 	for (int i = 0; i <= UM_TMP_DIR_DEPTH; i++) {
 		parent = BPF_CORE_READ(d, d_parent);
@@ -116,14 +116,29 @@ static __always_inline bool file_under_tmp_dir(struct file *file)
 static __always_inline __u32 write_kind(unsigned long fd)
 {
 	struct file *file = fd_file(fd);
+	struct um_file_key key;
+	struct inode *inode;
+	__u32 kind, *known;
 	umode_t mode;
 
 	if (!file)
 		return 0;
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	inode = BPF_CORE_READ(file, f_inode);
+	mode = BPF_CORE_READ(inode, i_mode);
 	if ((mode & UM_S_IFMT) != UM_S_IFREG)
 		return 0;
-	return file_under_tmp_dir(file) ? UM_WRITE_TMP_DIR : UM_WRITE_REGULAR;
+	if (!tmp_dir_ino)
+		return UM_WRITE_REGULAR;
+	key.inode = (__u64)inode;
+	key.generation = BPF_CORE_READ(inode, i_generation);
+	known = bpf_map_lookup_elem(&write_kinds, &key);
+	if (known)
+		return *known;
+	/* another filesystem than the tmp dir's (a home or a cluster's shared one): not under it */
+	kind = BPF_CORE_READ(inode, i_sb, s_dev) == tmp_dir_dev && file_under_tmp_dir(file) ?
+		       UM_WRITE_TMP_DIR : UM_WRITE_REGULAR;
+	bpf_map_update_elem(&write_kinds, &key, &kind, BPF_ANY);
+	return kind;
 }
 
 SEC("tp_btf/sys_enter")

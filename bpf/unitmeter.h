@@ -107,6 +107,7 @@ enum um_record_type {
 	UM_REC_PROC_EXEC = 2,
 	UM_REC_PROC_EXIT = 3,
 	UM_REC_UNIT = 4,
+	UM_REC_CGROUP_JOIN = 5,
 };
 
 enum um_unit_status {
@@ -133,6 +134,17 @@ struct um_proc_start {
 	char comm[UM_COMM_LEN];
 };
 _Static_assert(sizeof(struct um_proc_start) == 40, "um_proc_start layout");
+
+/*
+ * attach --cgroup: a process not tracked yet entered the watched cgroup (or a cgroup below it),
+ * by a write to cgroup.procs or born there by clone3(CLONE_INTO_CGROUP); the loader tracks it.
+ */
+struct um_cgroup_join {
+	__u32 type; /* UM_REC_CGROUP_JOIN */
+	__u32 pid;
+	__u64 ts_ns;
+};
+_Static_assert(sizeof(struct um_cgroup_join) == 16, "um_cgroup_join layout");
 
 /* The program an exec loaded, as the kernel names it: the key of exec_programs. */
 struct um_program_id {

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -674,4 +675,32 @@ char *sh_out(int *status, const char *fmt, ...)
 	rc = pclose(p);
 	*status = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
 	return buf;
+}
+
+static void *attach_thread(void *arg)
+{
+	struct attach_run *a = arg;
+
+	um_run(&a->r, true, a->args);
+	/* a unitmeter that failed before saying ok: the caller's read sees the end, not a hang */
+	close(a->ready_w);
+	return NULL;
+}
+
+void attach_start(struct attach_run *a, pthread_t *th)
+{
+	int fds[2];
+	char ok[8] = "";
+
+	cr_assert_eq(pipe(fds), 0);
+	snprintf(a->fd_text, sizeof(a->fd_text), "%d", fds[1]);
+	a->ready_w = fds[1];
+	cr_assert_eq(pthread_create(th, NULL, attach_thread, a), 0);
+	if (read(fds[0], ok, sizeof(ok) - 1) <= 0) {
+		pthread_join(*th, NULL);
+		cr_assert_fail("attach did not say ready: status %d: %s", a->r.status,
+			       a->r.err ? a->r.err : "");
+	}
+	cr_assert_str_eq(ok, "ok\n");
+	close(fds[0]);
 }

@@ -6,6 +6,7 @@
 #ifndef UM_TEST_HELPERS_H
 #define UM_TEST_HELPERS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,6 +47,20 @@ int um_run(struct um_result *r, bool add_outputs, const char *const *args);
 int um_run_with(struct um_result *r, bool add_outputs, const char *const *args,
 		void (*child_setup)(void));
 void um_result_free(struct um_result *r);
+
+/*
+ * unitmeter attach in the background (args end with "--ready-fd", a->fd_text): attach_start
+ * returns once it says every probe is attached and the processes walked (units before are not
+ * reported, and set-up takes seconds in a slow guest), so the target can be told to go;
+ * pthread_join(th) waits for its end, with a->r filled.
+ */
+struct attach_run {
+	struct um_result r;
+	const char *const *args;
+	char fd_text[16];
+	int ready_w; /* the write end unitmeter inherits: closed here once it has ended */
+};
+void attach_start(struct attach_run *a, pthread_t *th);
 /* The whole stdout of a shell command (malloc'd); *status gets its exit status (-1: killed). */
 char *sh_out(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A whole file as a string (malloc'd), or NULL when it cannot be opened. */

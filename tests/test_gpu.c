@@ -142,17 +142,20 @@ static bool target_mapped_the_driver(pid_t pid)
 Test(gpu, attach_finds_the_library_the_target_mapped)
 {
 	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
-	char pidtext[16];
-	/* the duration: a bound should the target's exit be missed (the test, its parent, reaps
-	 * it only after unitmeter has ended) */
+	char pidtext[16], go[64];
+	struct attach_run a;
+	/* the duration: a bound should the target's exit be missed */
 	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", "--duration",
-			       "60", NULL };
-	struct um_result r;
+			       "60", "--ready-fd", a.fd_text, NULL };
 	const char *library;
 	json_t *units;
+	pthread_t th;
 	pid_t target;
 	int status;
 
+	a.args = args;
+	snprintf(go, sizeof(go), "/tmp/um-gpu-go-%d", (int)getpid());
+	unlink(go);
 	target = fork();
 	cr_assert(target >= 0);
 	if (target == 0) {
@@ -160,24 +163,27 @@ Test(gpu, attach_finds_the_library_the_target_mapped)
 
 		dup2(null, 1); /* its truth line is the schedule's, known here */
 		with_fake_driver();
-		execl(workload("gpu_driver"), "gpu_driver", "attach", (char *)NULL);
+		execl(workload("gpu_driver"), "gpu_driver", "attach", go, (char *)NULL);
 		_exit(99);
 	}
 	snprintf(pidtext, sizeof(pidtext), "%d", target);
 	cr_assert(target_mapped_the_driver(target), "the target never mapped libcuda.so.1");
-	um_run(&r, true, args);
+	attach_start(&a, &th);
+	close(open(go, O_WRONLY | O_CREAT, 0600));
 	cr_assert_eq(waitpid(target, &status, 0), target);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	unlink(go);
 	cr_assert_eq(status, 0, "the target failed: %d", status);
-	cr_assert_not_null(r.manifest, "status %d: %s", r.status, r.err);
-	library = json_string_value(jget(jget(jget(r.manifest, "run"), "gpu"), "library"));
+	cr_assert_not_null(a.r.manifest, "status %d: %s", a.r.status, a.r.err);
+	library = json_string_value(jget(jget(jget(a.r.manifest, "run"), "gpu"), "library"));
 	cr_expect(library && strstr(library, "/proc/") && strstr(library, "fakecuda/libcuda.so.1"),
 		  "not the mapped library: %s", library ? library : "null");
-	units = jget(r.manifest, "units");
-	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), r.err);
+	units = jget(a.r.manifest, "units");
+	cr_assert_eq(json_array_size(units), 3, "%zu units: %s", json_array_size(units), a.r.err);
 	for (size_t i = 0; i < 3; i++)
 		cr_expect_eq(unit_num(units, i, "peak_gpu_bytes"), peaks[i], "unit %zu: %lld", i,
 			     unit_num(units, i, "peak_gpu_bytes"));
-	um_result_free(&r);
+	um_result_free(&a.r);
 }
 
 /* One unit's peak, managed peak and devices: a schedule of a single unit. */

@@ -981,6 +981,22 @@ Test(reliability, refused_inputs_touch_no_bpf)
 		expect_refused(a, "process 2 is a kernel thread");
 	}
 	{
+		/* a child that exited, not yet reaped: nothing of it is left to trace */
+		pid_t zombie = fork();
+		char pidtext[16], message[64];
+		const char *a[] = { "attach", "-p", pidtext, NULL };
+		siginfo_t info;
+
+		if (zombie == 0)
+			_exit(0);
+		cr_assert(zombie > 0);
+		cr_assert_eq(waitid(P_PID, zombie, &info, WEXITED | WNOWAIT), 0);
+		snprintf(pidtext, sizeof(pidtext), "%d", (int)zombie);
+		snprintf(message, sizeof(message), "process %d has exited", (int)zombie);
+		expect_refused(a, message);
+		waitpid(zombie, NULL, 0);
+	}
+	{
 		const char *a[] = { "run", "-o", "/nonexistent-um-dir/run.json", "/bin/true", NULL };
 
 		expect_refused(a, "directory /nonexistent-um-dir does not exist");

@@ -5,7 +5,8 @@
  * with --unitmeter, traced in every task; a job whose --mem is too small; a job whose tracer
  * cannot start; a Python job; a Python pool of two workers, calibrated, projected and run as an
  * array; an array whose tasks end three ways under one --time and --mem: completed, killed for
- * time, killed for memory. Truths from outside the tool: SLURM's own job states and times, the
+ * time, killed for memory; an array started without the plugin, one task attached by id
+ * (attach --job). Truths from outside the tool: SLURM's own job states and times, the
  * owner and size of the files the demo wrote, the pids the pool's fits reported, the calibration
  * runs, the memory limit read from the job's cgroup while it ran, and the workloads' own sizes.
  *
@@ -66,6 +67,18 @@
  * emulated guest each task's tracer also takes half a minute to load
  */
 #define LIMITS_WAIT_S 240
+/*
+ * i. The array attached by id: ATTACH_TASKS tasks of the pool, ATTACH_WORKERS workers each
+ * running ATTACH_UNITS fits of UNIT_MIB and ATTACH_CPU_MS; task ATTACH_TASK is attached. Its
+ * --time and --mem are what `summary --by-task` must print: 0:05:00 and 200.0M.
+ */
+#define ATTACH_TASKS 2
+#define ATTACH_TASK 0
+#define ATTACH_WORKERS 2
+#define ATTACH_UNITS 3
+#define ATTACH_CPU_MS 50
+#define ATTACH_TIME_MIN 5
+#define ATTACH_MEM_MIB 200
 
 static char top[64];       /* private temp dir of the whole test */
 static char state_dir[96]; /* SLURM_TEST_DIR */
@@ -846,15 +859,209 @@ static void finish_limits_array(const char *out_dir, const char *id, double enfo
 	free(states);
 }
 
+/*
+ * i. A job started without the plugin, attached by id (`unitmeter attach --job A_T`): an array
+ * of ATTACH_TASKS tasks, each running the pool (two workers, waiting for a go file of its own).
+ * The others' go files are there from the start: they run at once, untraced, beside it.
+ */
+static void submit_attach_array(const char *out_dir, char *id, size_t size)
+{
+	cr_assert_eq(sh("cp %s %s/bin/pool && chmod 755 %s/bin/pool", workload("pool"), top, top),
+		     0);
+	for (int t = 0; t < ATTACH_TASKS; t++)
+		cr_assert_eq(t == ATTACH_TASK ? 0 : sh("touch %s/go-%d", out_dir, t), 0);
+	submit_job("attach.sh", out_dir, id, size,
+		   "#!/bin/bash\n#SBATCH --job-name=um-attach\n#SBATCH --array=0-%d\n"
+		   "#SBATCH --time=%d\n#SBATCH --mem=%dM\n#SBATCH --cpus-per-task=1\n"
+		   "#SBATCH --chdir=%s\n#SBATCH --output=%s/attach-%%A_%%a.out\n"
+		   "%s/bin/pool workers --go %s/go-$SLURM_ARRAY_TASK_ID --workers %d --units %d "
+		   "--unit-mib %d --cpu-ms %d\n",
+		   ATTACH_TASKS - 1, ATTACH_TIME_MIN, ATTACH_MEM_MIB, out_dir, out_dir, top, out_dir,
+		   ATTACH_WORKERS, ATTACH_UNITS, UNIT_MIB, ATTACH_CPU_MS);
+}
+
+/*
+ * i. Task ATTACH_TASK of the array submit_attach_array started, once its workers are up, is
+ * attached, and told to go only once attach says its probes are in (--ready-fd), so every unit
+ * runs traced. Truths: the workers' own report (pids, units, their thread clocks), SLURM's ids
+ * and the --time and --mem it was submitted with.
+ */
+static void attach_by_job_id(const char *out_dir, const char *id)
+{
+	char task_id[48], go[256], out[256], manifest[256], err[256], spec[256];
+	char fd_text[16], line[4096] = "", last[4096] = "", state[64], job[32];
+	const json_t *limits;
+	json_t *m, *truth, *w, *units;
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	time_t until;
+	char *states, *text, *row, *row_text;
+	struct timespec t0, t1;
+	int ends[2], status;
+	pid_t pid;
+	size_t i;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(task_id, sizeof(task_id), "%s_%d", id, ATTACH_TASK);
+	snprintf(out, sizeof(out), "%s/attach-%s.out", out_dir, task_id);
+	/* its workers are up (SLURM's start, then the pool's "ready") before the attach; it
+	 * starts once h's tasks but the time-killed one are done (each tracer's start takes half a
+	 * minute in an emulated guest) */
+	until = time(NULL) + LIMITS_WAIT_S;
+	for (;;) {
+		text = slurp_file(out);
+		if (text && strstr(text, "ready\n"))
+			break;
+		free(text);
+		cr_assert(time(NULL) < until, "array task %s did not start its pool", task_id);
+		nanosleep(&pause, NULL);
+	}
+	free(text);
+
+	snprintf(manifest, sizeof(manifest), "%s/attach-um.json", top);
+	snprintf(err, sizeof(err), "%s/attach-um.err", top);
+	snprintf(spec, sizeof(spec), "%s/bin/pool:fit_unit", top);
+	cr_assert_eq(pipe(ends), 0);
+	snprintf(fd_text, sizeof(fd_text), "%d", ends[1]);
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(99);
+		close(ends[0]);
+		execl(unitmeter_bin(), "unitmeter", "attach", "-q", "--job", task_id, "--unit", spec,
+		      "-o", manifest, "--ready-fd", fd_text, (char *)NULL);
+		_exit(99);
+	}
+	close(ends[1]);
+	/* "ok", or the end of a unitmeter that failed before saying it */
+	{
+		char ok[8] = "";
+		ssize_t n = read(ends[0], ok, sizeof(ok) - 1);
+
+		close(ends[0]);
+		if (n <= 0 || strcmp(ok, "ok\n")) {
+			waitpid(pid, &status, 0);
+			text = slurp_file(err);
+			cr_assert_fail("attach --job %s did not say ready (status %d): %s", task_id,
+				       status, text ? text : "");
+		}
+	}
+	snprintf(go, sizeof(go), "%s/go-%d", out_dir, ATTACH_TASK);
+	f = fopen(go, "w");
+	cr_assert_not_null(f, "%s: %s", go, strerror(errno));
+	fclose(f);
+	/* attach ends by itself once the job's cgroup is gone, when its task has ended */
+	until = time(NULL) + JOB_WAIT_S + MANIFEST_WAIT_S;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (time(NULL) >= until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			cr_assert_fail("attach --job %s still running after the task's end", task_id);
+		}
+		nanosleep(&pause, NULL);
+	}
+	text = slurp_file(err);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "attach --job %s: status %d: %s",
+		  task_id, status, text ? text : "");
+	free(text);
+
+	/* SLURM's view: the tasks completed; the attached one's job id */
+	states = wait_job(id, ATTACH_TASKS);
+	field(array_task_line(states, ATTACH_TASK), "JobState", state, sizeof(state));
+	field(array_task_line(states, ATTACH_TASK), "JobId", job, sizeof(job));
+	cr_expect_str_eq(state, "COMPLETED", "attached task: %s", states);
+
+	/* the workers' own report, the task's last line */
+	f = fopen(out, "r");
+	cr_assert_not_null(f, "%s: %s", out, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		snprintf(last, sizeof(last), "%s", line);
+	fclose(f);
+	truth = json_loads(last, 0, NULL);
+	cr_assert_not_null(truth, "no report of the pool in %s: %s", out, last);
+	m = json_load_file(manifest, 0, NULL);
+	cr_assert_not_null(m, "%s is not JSON", manifest);
+	units = jget(m, "units");
+	cr_expect_eq(json_array_size(units), ATTACH_WORKERS * ATTACH_UNITS, "%zu units",
+		     json_array_size(units));
+	cr_expect_eq(json_array_size(jget(truth, "workers")), ATTACH_WORKERS);
+	json_array_foreach(jget(truth, "workers"), i, w) {
+		long wpid = (long)jnum(w, "pid");
+		double cpu_s = 0, truth_cpu = jnum(w, "cpu_ns") / 1e9;
+		size_t k, n = 0;
+		json_t *u;
+
+		json_array_foreach(units, k, u)
+			if ((long)jnum(u, "pid") == wpid) {
+				n++;
+				cpu_s += jnum(u, "cpu_s");
+				cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+			}
+		cr_expect_eq(n, jnum(w, "units"), "worker %ld: %zu units traced, it ran %.0f", wpid,
+			     n, jnum(w, "units"));
+		cr_expect(within(cpu_s, truth_cpu, 0.10, 0.02), "worker %ld: cpu %.4f s, its clock "
+			  "%.4f", wpid, cpu_s, truth_cpu);
+	}
+
+	/* run.limits as the plugin fills them: SLURM's ids, the job's --time and --mem */
+	limits = jget(jget(m, "run"), "limits");
+	cr_expect_eq(jnum(limits, "slurm_job_id"), strtod(job, NULL), "JobId=%s", job);
+	cr_expect_eq(jnum(limits, "slurm_array_job_id"), strtod(id, NULL));
+	cr_expect_eq(jnum(limits, "slurm_array_task_id"), ATTACH_TASK);
+	cr_expect_eq(jnum(limits, "time_limit_s"), ATTACH_TIME_MIN * 60);
+	cr_expect_eq(jnum(limits, "memory_limit_bytes"), ATTACH_MEM_MIB * MIB_F);
+	cr_expect_eq(jnum(limits, "cpus"), 1);
+	{
+		const char *cgroup = json_string_value(jget(limits, "memory_limit_cgroup"));
+		char want[48];
+
+		snprintf(want, sizeof(want), "/job_%s", job);
+		cr_expect(cgroup && strstr(cgroup, want), "the limit's cgroup %s is not the job's (%s)",
+			  cgroup, want);
+	}
+
+	/* summary --by-task: the task's row with its limits, and how it ended */
+	row_text = text = sh_out(&status, "%s summary --by-task %s 2>&1", unitmeter_bin(),
+				 manifest);
+	cr_assert_eq(status, 0, "summary --by-task: %s", text);
+	snprintf(line, sizeof(line), "job %s array, 1 task", id);
+	cr_expect(strstr(text, line), "no heading '%s':\n%s", line, text);
+	snprintf(line, sizeof(line), "\n%d ", ATTACH_TASK);
+	row = strstr(text, line);
+	cr_assert_not_null(row, "no row for task %d:\n%s", ATTACH_TASK, text);
+	row++;
+	row[strcspn(row, "\n")] = '\0';
+	cr_expect(strstr(row, " COMPLETED ") && strstr(row, " 0:05:00 ") && strstr(row, " 200.0M "),
+		  "the task's row lacks COMPLETED, TIMELIMIT 0:05:00 or MEMLIMIT 200.0M: %s", row);
+
+	/* a job with no cgroup here (this one, now ended): refused in one line */
+	text = sh_out(&status, "%s attach --job %s --unit %s 2>&1", unitmeter_bin(), job, spec);
+	cr_expect_neq(status, 0, "attach --job %s of an ended job: %s", job, text);
+	cr_expect(strstr(text, "has no cgroup on this node") && strchr(text, '\n') &&
+			  !strchr(text, '\n')[1], "not one line saying there is no cgroup: %s", text);
+	free(text);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_log_info("attach --job %s (job %s): %zu units, in %.1f s; its row: %s", task_id, job,
+		    json_array_size(units), (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+		    row);
+	free(row_text);
+	free(states);
+	json_decref(truth);
+	json_decref(m);
+}
+
 /* ---------------------------------------------------------------------------------- test */
 
-Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_limits_array)
+Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_limits_array_attach_by_id)
 {
 	const struct passwd *pw = getpwnam("nobody");
 	char calib_dir[160], calib[200], out_dir[160], path[512], id[32], small_id[32];
 	char *header, *states, *small, *untraced, *summary_out, untraced_id[32], py_id[32], *py;
 	char *pool_header, *pool_states, pool_id[32], pool_time_req[32];
-	char limits_id[32];
+	char limits_id[32], attach_id[32];
 	const char *py_units = env_dir("PY_UNITS", "tools/workloads/python/py_units.py");
 	json_t *calib_run, *calib_sum, *sum;
 	struct timespec t0, t1;
@@ -871,12 +1078,23 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_l
 	cr_assert_eq(sh("mkdir %s && chown %u:%u %s", out_dir, (unsigned)pw->pw_uid,
 			(unsigned)pw->pw_gid, out_dir), 0);
 	/* h. first, as its time-killed task runs a minute or more, while the rest goes on beside
-	 * it (its fits sleep or last milliseconds: the calibrations keep their CPUs) */
+	 * it (its fits sleep or last milliseconds: the calibrations keep their CPUs); first also
+	 * because the time kill comes at slurmctld's check, every 30 s from its start: a task
+	 * started later may be killed at 60 s, its wall (from its tracer's start, half a minute
+	 * later in an emulated guest) then under 90% of the limit, not told as a time kill */
 	submit_limits_array(out_dir, limits_id, sizeof(limits_id));
-	/* the kernel matrix's SLURM cell (make vmtest-slurm): h alone, the cgroup layout's test;
-	 * a-g calibrate CPU figures that an emulated guest's shared vCPUs cannot hold */
+	/* h. (while its time-killed task sleeps) the memory limit its job's cgroup holds */
+	limits_enforced = enforced_memory_limit(limits_id);
+	cr_log_info("limits array: job cgroup's memory limit %.1f MiB, --mem %d MiB",
+		    limits_enforced / MIB_F, LIMITS_MEM_MIB);
+	/* i. on the core h's other tasks leave (in the kernel matrix's cell too, where the job
+	 * cgroup's layout is v2's) */
+	submit_attach_array(out_dir, attach_id, sizeof(attach_id));
+	attach_by_job_id(out_dir, attach_id);
+	/* the kernel matrix's SLURM cell (make vmtest-slurm): h and i alone, the cgroup layout's
+	 * tests; a-g calibrate CPU figures that an emulated guest's shared vCPUs cannot hold */
 	if (getenv("SLURM_LIMITS_ONLY")) {
-		finish_limits_array(out_dir, limits_id, enforced_memory_limit(limits_id));
+		finish_limits_array(out_dir, limits_id, limits_enforced);
 		return;
 	}
 
@@ -959,11 +1177,6 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_and_l
 		   "/usr/bin/python3 %s/bin/py_units.py --mode pool --start executor "
 		   "--units %d\n",
 		   pool_header, out_dir, out_dir, out_dir, top, POOL_TASK_UNITS);
-
-	/* h. (while its time-killed task sleeps) the memory limit its job's cgroup holds */
-	limits_enforced = enforced_memory_limit(limits_id);
-	cr_log_info("limits array: job cgroup's memory limit %.1f MiB, --mem %d MiB",
-		    limits_enforced / MIB_F, LIMITS_MEM_MIB);
 
 	/* c. every array task completed within its own limits, as SLURM saw it */
 	states = wait_job(id, TASKS);

@@ -597,6 +597,74 @@ Test(summary, a_task_exit_is_classified_by_its_signal_and_its_limits)
 	cr_expect_eq(um_task_classify(&r), UM_EXIT_UNKNOWN);
 }
 
+/* A process of a per_process table: pid, ppid, comm, status, exit status, exit signal (-1: null). */
+static json_t *proc(int pid, int ppid, const char *comm, const char *status, int code, int sig)
+{
+	return json_pack("{s:i, s:i, s:s, s:s, s:o, s:o}", "pid", pid, "ppid", ppid, "comm", comm,
+			 "status", status, "exit_status", code >= 0 ? json_integer(code) : json_null(),
+			 "exit_signal", sig >= 0 ? json_integer(sig) : json_null());
+}
+
+/* The exit summary --by-task gives a manifest with no root (attach --job, --cgroup): run's exit
+ * null, its processes as given (a NULL-ended list, each taken), wall 100 s of a 3600 s limit. */
+static enum um_task_exit exit_without_root(double wall_s, json_t *const *procs)
+{
+	json_t *table = json_array(), *m;
+	struct um_task_row r;
+	enum um_task_exit e;
+
+	for (; *procs; procs++)
+		json_array_append_new(table, *procs);
+	m = json_pack("{s:{s:f, s:n, s:n, s:i, s:o, s:{s:i, s:i, s:i, s:i}}}", "run", "wall_s",
+		      wall_s, "exit_status", "exit_signal", "oom_kills", 0, "per_process", table,
+		      "limits", "slurm_job_id", 43, "slurm_array_job_id", 42,
+		      "slurm_array_task_id", 1, "time_limit_s", 3600);
+	cr_assert_not_null(m);
+	cr_assert_eq(um_task_row_begin(&r, "task1.json"), 0);
+	cr_assert_eq(um_task_row_end(&r, m), 0);
+	e = r.exit;
+	free(r.file);
+	free(r.task);
+	json_decref(m);
+	return e;
+}
+
+/*
+ * attach --job and --cgroup leave no root exit: the job's end is told from its tasks, the
+ * processes slurmstepd forked (or, with none, the ones whose parent was not taken), once every
+ * taken process was seen to exit; slurmstepd's own status and a task's children's are not it.
+ */
+Test(summary, a_task_attached_by_job_ends_as_its_tasks_did)
+{
+	/* the batch script exited 0; a child of the pool failed, which the script ignored */
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "slurm_script", "exited", 0, -1), proc(12, 11, "pool", "exited", 0, -1),
+		proc(13, 12, "pool", "exited", 1, -1), proc(14, 12, "pool", "exited", -1, 9), NULL }),
+		UM_EXIT_OK);
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "slurm_script", "exited", 3, -1), NULL }), UM_EXIT_FAILED);
+	/* SLURM's SIGTERM at the time limit */
+	cr_expect_eq(exit_without_root(3500, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "slurm_script", "exited", -1, SIGTERM), NULL }), UM_EXIT_TIMED_OUT);
+	/* a step of two tasks, one failed */
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "a.out", "exited", 0, -1), proc(12, 10, "a.out", "exited", 2, -1), NULL }),
+		UM_EXIT_FAILED);
+	/* --cgroup, no slurmstepd: the processes whose parents were not taken */
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(20, 1, "sleep", "exited", 0, -1),
+		proc(21, 5, "pool", "exited", 0, -1), proc(22, 21, "pool", "exited", 0, -1), NULL }),
+		UM_EXIT_OK);
+	/* not known: one still running at the stop, an exit lost, or no task taken */
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "slurm_script", "exited", 0, -1), proc(12, 11, "pool", "running", -1, -1),
+		NULL }), UM_EXIT_UNKNOWN);
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		proc(11, 10, "slurm_script", "unknown", -1, -1), NULL }), UM_EXIT_UNKNOWN);
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ proc(10, 1, "slurmstepd", "exited", 0, -1),
+		NULL }), UM_EXIT_UNKNOWN);
+	cr_expect_eq(exit_without_root(100, (json_t *[]){ NULL }), UM_EXIT_UNKNOWN);
+}
+
 /* A bad file among a directory's is refused with its file and line, as named alone. */
 Test(summary, tasks_refuse_a_bad_file_naming_file_and_line)
 {

@@ -140,6 +140,17 @@ def _resolve(module, qualname):
     return None
 
 
+
+def _take_resolved(pending):
+    """Each (index, target) of the pending specs the program's imports now resolve, taken off
+    the list: the specs not resolved yet stay for the next look."""
+    for spec in list(pending):
+        index, module, qualname = spec
+        target = _resolve(module, qualname)
+        if target is not None:
+            pending.remove(spec)
+            yield index, target
+
 def _defined_names():
     """'module:qualname' of every function the imported modules define (classes' methods too)."""
     import types
@@ -374,12 +385,7 @@ def _install_monitoring(specs, markers, report):
         if not pending or (not force and len(sys.modules) == seen_modules[0]):
             return
         seen_modules[0] = len(sys.modules)
-        for spec in list(pending):
-            index, module, qualname = spec
-            target = _resolve(module, qualname)
-            if target is None:
-                continue
-            pending.remove(spec)
+        for index, target in _take_resolved(pending):
             report.resolved(index, target.defined_in)
             owner_of[target.code] = target.owner
             if unit_of.get(target.code, -1) != index:
@@ -545,12 +551,7 @@ def _install_wrapping(specs, markers, report):
 
     def resolve_by_object():
         found = False
-        for spec in list(by_object):
-            index, module, qualname = spec
-            target = _resolve(module, qualname)
-            if target is None:
-                continue
-            by_object.remove(spec)
+        for index, target in _take_resolved(by_object):
             why = _wrap_target(target, index)
             if why:
                 report.cannot(index, why)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "commands/cli.h"
 #include "commands/exact_options.h"
+#include "trace/slurm_job.h"
 #include "common/log.h"
 
 const char *argp_program_version = "unitmeter 0.1.0";
@@ -41,6 +42,9 @@ enum {
 	OPT_BY_TASK,
 	OPT_TMP_DIR,
 	OPT_EXPLAIN,
+	OPT_NO_CHILDREN,
+	OPT_CGROUP,
+	OPT_JOB,
 };
 
 static const char usage_text[] =
@@ -103,7 +107,17 @@ static const struct argp_option run_options[] = {
 
 static const struct argp_option attach_options[] = {
 	TRACE_OPTIONS,
-	{ "pid", 'p', "PID", 0, "The process to trace", 0 },
+	{ "pid", 'p', "PID", 0,
+	  "The process to trace, with the processes it has forked (all their threads); the ones "
+	  "forked from now on are traced whichever is given", 0 },
+	{ "no-children", OPT_NO_CHILDREN, NULL, 0,
+	  "With -p: leave out the processes PID forked before tracing started", 0 },
+	{ "cgroup", OPT_CGROUP, "DIR", 0,
+	  "Trace every process in this cgroup (v1 or v2; its directory) and below it, and those "
+	  "that enter it later, until it is empty or removed; the memory charge is the cgroup's", 0 },
+	{ "job", OPT_JOB, "JOBID[.STEP]", 0,
+	  "On a SLURM node: trace the job's (or step's) cgroup here, as --cgroup, with the job's "
+	  "ids and time limit (scontrol) in run.limits; JOBID may be an array task, 123_4", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0,
 	  "Stop after this long (default: when the process exits, or at Ctrl-C)", 0 },
 	{ "owner", OPT_OWNER, "UID:GID", 0,
@@ -288,6 +302,19 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LOOKUP_AT_EXEC:
 		o->lookup_at_exec = true;
 		break;
+	case OPT_NO_CHILDREN:
+		o->no_children = true;
+		break;
+	case OPT_CGROUP:
+		if (!*arg)
+			cli_fail(state, "--cgroup needs a cgroup directory");
+		o->cgroup = arg;
+		break;
+	case OPT_JOB:
+		if (slurm_job_parse(arg, o->job, sizeof(o->job), o->job_step, sizeof(o->job_step)))
+			cli_fail(state, "--job needs JOBID, JOBID.STEP or ARRAYJOB_TASK[.STEP] (STEP a "
+				 "number, batch, extern or interactive), not '%s'", arg);
+		break;
 	case OPT_OWNER: {
 		unsigned long uid, gid;
 		char *colon = strchr(arg, ':');
@@ -331,8 +358,13 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 			cli_fail(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
 		break;
 	case ARGP_KEY_END:
-		if (o->command == UM_CMD_ATTACH && !o->pid)
-			cli_fail(state, "attach needs -p PID");
+		if (o->command == UM_CMD_ATTACH &&
+		    (!!o->pid + !!o->cgroup + !!o->job[0]) != 1)
+			cli_fail(state, "attach needs one of -p PID, --cgroup DIR or --job JOBID");
+		if (o->no_children && !o->pid)
+			cli_fail(state, "--no-children goes with -p PID");
+		if (o->job[0] && o->slurm.set)
+			cli_fail(state, "--job reads the job's ids itself: leave out --slurm-job");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -528,11 +560,18 @@ static const struct argp run_argp = {
 };
 
 static const struct argp attach_argp = {
-	attach_options, parse_trace_opt, "-p PID",
-	"Trace a running process and the processes it forks from now on, until it exits, the "
-	"duration ends, or Ctrl-C. Units already open when tracing starts are not reported.\v"
+	attach_options, parse_trace_opt, "-p PID | --cgroup DIR | --job JOBID[.STEP]",
+	"Trace a running process with the processes it has forked and forks from now on, until it "
+	"exits, the duration ends, or Ctrl-C; or every process of a cgroup or of a SLURM job on "
+	"this node, until none is left. Each process's figures start when it is taken. Units "
+	"already open when tracing starts are not reported.\v"
 	"EXAMPLES:\n"
 	"  sudo unitmeter attach -p 4242 --unit fit_unit --duration 60\n"
+	"  sudo unitmeter attach -p 4242 --unit liblzma.so.5:lzma_code\n"
+	"      a shell and the xz it runs now, each call of lzma_code a unit\n"
+	"  sudo unitmeter attach --job 1234_7 --unit fit_unit -o task7.json\n"
+	"      a running array task on this node, with its limits\n"
+	"  sudo unitmeter attach --cgroup /sys/fs/cgroup/system.slice/fits.service\n"
 	"  sudo unitmeter attach -p $$ --unit fit_unit --lookup-at-exec -o job.json\n"
 	"      a shell: fit_unit is looked up in the programs it runs from now on\n",
 	help_child, 0, 0,

@@ -38,6 +38,10 @@ struct um_options {
 	int ready_fd; /* attach --ready-fd: "ok\n" once probes are attached; -1 none */
 	struct slurm_ids slurm; /* attach --slurm-job: the SLURM task it traces (the SPANK plugin) */
 	pid_t pid;
+	bool no_children;   /* attach --no-children: -p PID without what it forked before */
+	const char *cgroup; /* attach --cgroup: a cgroup directory; NULL: none */
+	char job[64];       /* attach --job: the job ("123", "123_4"); "": none */
+	char job_step[16];  /* its step; "": the whole job */
 	double duration_s; /* attach --duration; 0: until the process exits */
 	unsigned long ring_kib;
 	char **command_argv; /* run: CMD [ARG...] */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "trace/adopt.h"
 #include "trace/hw.h"
 #include "page/html.h"
 #include "trace/launch.h"
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "record/run_record.h"
 #include "trace/python.h"
+#include "trace/slurm_job.h"
 #include "commands/session.h"
 #include "trace/memcg.h"
 #include "trace/spec.h"
@@ -129,6 +131,7 @@ struct session {
 	struct tracer_timing timing;
 	char *units_path;
 	const char *manifest;
+	size_t n_taken; /* attach: processes taken besides the target (forked before, a cgroup's) */
 };
 
 /*
@@ -278,6 +281,11 @@ struct session_root {
 	char *const *command;  /* the manifest's command */
 	pid_t pid;             /* attach: the process; run: the command's, once started */
 	const char *comm;      /* the root's name in the process table */
+	bool children;         /* attach -p: take what pid forked before, too */
+	/* attach --cgroup, --job: the cgroup, whose members are all taken and none is the root
+	 * (pid: one of them, where specs are looked up); NULL: none */
+	const struct cgroup_target *cgroup;
+	const struct slurm_ids *slurm; /* --job: the job's ids; NULL: the options' (--slurm-job) */
 };
 
 /*
@@ -334,7 +342,10 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 		root->pid = l->pid;
 	} else {
 		/* said even when the record failed above, before giving up */
-		memcg_of_pid(&s->memcg, root->pid);
+		if (root->cgroup)
+			memcg_of_cgroup(&s->memcg, root->cgroup->dir, root->cgroup->name);
+		else
+			memcg_of_pid(&s->memcg, root->pid);
 		if (!s->memcg.id)
 			um_warn("memory (cgroup) is not measured: %s (peak_charge_bytes will be "
 				"null)", s->memcg.reason);
@@ -342,6 +353,10 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 			return um_exit_failed(o->command);
 	}
 	s->tcfg.charge_cgroup_id = s->memcg.id;
+	if (root->cgroup) {
+		s->tcfg.join_cgroup_id = root->cgroup->id;
+		s->tcfg.join_hierarchy_id = root->cgroup->hierarchy_id;
+	}
 	err = tracer__open(&s->tracer, &s->tcfg, run_record__on_record, s->record);
 	if (!err)
 		run_record__set_tracer(s->record, s->tracer);
@@ -358,10 +373,19 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 				"null)", s->memcg.reason);
 	}
 	/* read now: run's cgroup goes at the end, and a target's affinity with its process */
-	run_limits_capture(&s->limits, root->pid, &s->memcg, &o->slurm);
+	run_limits_capture(&s->limits, root->pid, &s->memcg, root->slurm ? root->slurm : &o->slurm);
 	if (!err && !l)
 		run_record__set_origin(s->record, um_monotonic_ns());
-	if (!err)
+	/* a cgroup's members: walked once before the attach, and again after (adopt.h) */
+	if (!err && root->cgroup) {
+		int taken = adopt_walk(s->tracer, true, root->cgroup);
+
+		err = taken < 0 ? taken : 0;
+		s->n_taken = taken > 0 ? (size_t)taken : 0;
+		if (err)
+			um_err("cannot walk the processes in /proc: %s", strerror(-err));
+	}
+	else if (!err)
 		err = tracer__track(s->tracer, root->pid, l ? getpid() : 0, l != NULL);
 	if (!err)
 		err = tracer__attach(s->tracer);
@@ -385,7 +409,19 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 	s->t_released = um_monotonic_ns();
 	if (l)
 		run_record__set_origin(s->record, s->t_released);
-	run_record__add_root(s->record, root->pid, l ? getpid() : 0, root->comm);
+	if (!root->cgroup)
+		run_record__add_root(s->record, root->pid, l ? getpid() : 0, root->comm);
+	if (root->children || root->cgroup) {
+		/* the fork program follows every tracked process from the attach on: what was
+		 * forked before it, or entered the cgroup, is taken now, walk after walk */
+		int taken = adopt_walk(s->tracer, root->children, root->cgroup);
+
+		if (taken < 0) {
+			um_err("cannot walk the processes in /proc: %s", strerror(-taken));
+			return um_exit_failed(o->command);
+		}
+		s->n_taken += (size_t)taken;
+	}
 	return 0;
 }
 
@@ -556,27 +592,48 @@ out:
 	return status;
 }
 
-/* Kernel threads have no user memory or executable to probe. */
-static int check_attach_target(pid_t pid, char *exe, size_t exelen)
+/* A process's state letter from /proc/PID/stat ('Z': exited, not reaped), '\0' if gone. */
+static char process_state(pid_t pid, unsigned long *flags, char *comm, size_t commlen)
 {
-	char path[64], *stat_text, *close_paren;
-	unsigned long flags = 0;
-	ssize_t n;
+	char path[64], *stat_text, *open_paren, *close_paren, state = '\0';
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	stat_text = um_read_text(path);
-	if (!stat_text) {
+	if (!stat_text)
+		return '\0';
+	/* "pid (comm) state ppid pgrp session tty tpgid flags": comm may hold anything */
+	open_paren = strchr(stat_text, '(');
+	close_paren = strrchr(stat_text, ')');
+	if (open_paren && close_paren > open_paren) {
+		if (comm)
+			snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1),
+				 open_paren + 1);
+		sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu", &state, flags);
+	}
+	free(stat_text);
+	return state;
+}
+
+/* Kernel threads have no user memory or executable to probe; an exited process has neither. */
+static int check_attach_target(pid_t pid, char *exe, size_t exelen, char *comm, size_t commlen)
+{
+	char path[64];
+	unsigned long flags = 0;
+	char state = process_state(pid, &flags, comm, commlen);
+	ssize_t n;
+
+	if (!state) {
 		um_err("no process %d: %s", pid, strerror(errno));
 		return -ESRCH;
 	}
-	/* field 9, flags, comes after "pid (comm) state ppid pgrp session tty tpgid" */
-	close_paren = strrchr(stat_text, ')');
-	if (close_paren)
-		sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags);
-	free(stat_text);
 	if (flags & 0x00200000 /* PF_KTHREAD */) {
 		um_err("process %d is a kernel thread: there is nothing in user space to measure", pid);
 		return -EINVAL;
+	}
+	if (state == 'Z') {
+		um_err("process %d has exited (its parent has not yet reaped it): there is nothing "
+		       "left to measure", pid);
+		return -ESRCH;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, exelen - 1);
@@ -607,34 +664,143 @@ static void say_ready(const struct session *s, int fd)
 	close(fd);
 }
 
+/*
+ * attach --cgroup, --job: the cgroup, and the process specs are looked up in: its newest member
+ * (the highest pid, most often the program that does the work, not a launcher). 0, or the exit
+ * status, one line said.
+ */
+static int find_cgroup(const struct um_options *o, struct cgroup_target *cg,
+		       struct slurm_ids *ids, pid_t *pid)
+{
+	char why[PATH_MAX + 256], dir[PATH_MAX], job_id[64];
+	const char *path = o->cgroup;
+	pid_t *pids;
+	size_t n;
+	int err;
+
+	if (o->job[0]) {
+		if (slurm_job_ids(o->job, o->job_step, ids, job_id, sizeof(job_id))) {
+			um_err("SLURM knows no job %s (scontrol show job %s)", o->job, o->job);
+			return um_exit_failed(o->command);
+		}
+		if (slurm_job_cgroup(job_id, o->job_step, dir, sizeof(dir), why, sizeof(why))) {
+			um_err("%s", why);
+			return um_exit_failed(o->command);
+		}
+		if (!ids->set)
+			um_warn("scontrol cannot say what job %s is: its ids and time limit will be "
+				"null in run.limits", o->job);
+		path = dir;
+	}
+	if (cgroup_target_open(cg, path, why, sizeof(why))) {
+		um_err("%s", why);
+		return um_exit_failed(o->command);
+	}
+	err = cgroup_target_pids(cg, &pids, &n);
+	if (err || !n) {
+		um_err("the cgroup %s holds no process%s%s", cg->dir, err ? ": " : " now",
+		       err ? strerror(-err) : "");
+		free(pids);
+		return um_exit_failed(o->command);
+	}
+	*pid = pids[n - 1];
+	free(pids);
+	return 0;
+}
+
+/* attach --cgroup: whether the cgroup is gone or holds nobody; members missed are taken. */
+static bool cgroup_over(struct session *s, const struct cgroup_target *cg)
+{
+	pid_t *pids;
+	size_t n;
+	int err = cgroup_target_pids(cg, &pids, &n);
+
+	if (err == -ENOENT) {
+		um_info("the cgroup %s was removed", cg->dir);
+		return true;
+	}
+	for (size_t i = 0; !err && i < n; i++)
+		if (!tracer__tracked(s->tracer, pids[i]) && tracer__adopt(s->tracer, pids[i], 0) > 0)
+			um_warn("process %d was found in the cgroup, not told by the kernel: its figures "
+				"start now", pids[i]);
+	free(pids);
+	return !err && n == 0;
+}
+
 int session_attach(const struct um_options *o)
 {
 	struct session s = { 0 };
-	char exe[PATH_MAX], pidtext[16];
-	char *command[] = { pidtext, NULL };
-	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = exe };
+	struct cgroup_target cg;
+	struct slurm_ids ids = { 0 };
+	char exe[PATH_MAX], target[PATH_MAX + 16], comm[UM_COMM_LEN] = "";
+	char *command[] = { target, NULL };
+	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = comm,
+				     .children = o->pid && !o->no_children };
 	int err, status;
-	uint64_t deadline;
+	uint64_t deadline, next_check = 0;
 
 	s.t_begin = um_monotonic_ns();
 	install_signals();
-	snprintf(pidtext, sizeof(pidtext), "%d", o->pid);
-	if (check_attach_target(o->pid, exe, sizeof(exe)))
+	snprintf(target, sizeof(target), "%d", o->pid);
+	if (o->cgroup || o->job[0]) {
+		status = find_cgroup(o, &cg, &ids, &root.pid);
+		if (status)
+			return status;
+		root.cgroup = &cg;
+		if (o->job[0]) {
+			root.slurm = &ids;
+			snprintf(target, sizeof(target), "--job %s%s%s", o->job, o->job_step[0] ? "." : "",
+				 o->job_step);
+		} else {
+			snprintf(target, sizeof(target), "--cgroup %s", cg.dir);
+		}
+	}
+	if (check_attach_target(root.pid, exe, sizeof(exe), comm, sizeof(comm)))
 		return um_exit_failed(o->command);
 	status = session_start(&s, o, &root);
 	if (status)
 		goto out;
+	/* loading takes seconds in a slow guest: a process that ended meanwhile was not seen */
+	if (!root.cgroup) {
+		unsigned long flags;
+		char state = process_state(o->pid, &flags, NULL, 0);
+
+		if (state == 'Z' || !state)
+			um_warn("process %d ended while the probes were being attached: no unit of it "
+				"was seen", o->pid);
+	}
 	status = um_exit_failed(o->command); /* until the manifest is written */
 	if (o->ready_fd >= 0)
 		say_ready(&s, o->ready_fd);
-	fprintf(stderr, "unitmeter: tracing process %d%s; Ctrl-C stops\n", o->pid,
-		o->duration_s > 0 ? " for the given duration" : " until it exits");
+	if (root.cgroup)
+		fprintf(stderr, "unitmeter: tracing the %zu processes of the cgroup %s%s; Ctrl-C stops\n",
+			s.n_taken, cg.dir,
+			o->duration_s > 0 ? " for the given duration" : " until none is left");
+	else
+		fprintf(stderr, "unitmeter: tracing process %d and the %zu it had forked%s; Ctrl-C "
+			"stops\n", o->pid, s.n_taken,
+			o->duration_s > 0 ? " for the given duration" : " until it exits");
 	/* --duration counts from the moment every probe is attached: tracing, not loading */
 	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	while (!stop_signal && um_monotonic_ns() < deadline &&
-	       !run_record__proc_finished(s.record, o->pid)) {
+	while (!stop_signal && um_monotonic_ns() < deadline) {
+		pid_t *joined;
+
 		err = read_records(&s);
 		if (err < 0 && err != -EINTR)
+			break;
+		if (root.cgroup) {
+			/* the kernel told of newcomers: each is taken, with what it forked meanwhile */
+			if (tracer__joined(s.tracer, &joined) &&
+			    adopt_walk(s.tracer, true, root.cgroup) < 0)
+				break;
+			if (um_monotonic_ns() >= next_check) {
+				next_check = um_monotonic_ns() + 500 * 1000000ULL /* ns */;
+				if (cgroup_over(&s, root.cgroup))
+					break;
+			}
+			continue;
+		}
+		if (run_record__proc_finished(s.record, o->pid))
 			break;
 		/* exit record lost (counted): stop when the process is gone all the same */
 		if (kill(o->pid, 0) && errno == ESRCH &&
@@ -643,6 +809,11 @@ int session_attach(const struct um_options *o)
 			tracer__service_held(s.tracer);
 			break;
 		}
+	}
+	/* a cgroup's last processes: their exit records come at their last context switch */
+	if (root.cgroup) {
+		tracer__poll(s.tracer, 200 /* ms */);
+		tracer__service_held(s.tracer);
 	}
 	s.t_ended = s.t_drained = um_monotonic_ns();
 	if (!session_finish(&s, NULL))

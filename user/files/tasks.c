@@ -2,6 +2,7 @@
 /* The task table of a job array (see tasks.h). */
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/grow.h"
@@ -61,6 +62,77 @@ static long long integer_or(const json_t *obj, const char *key)
 	return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_slurmstepd(const json_t *p)
+{
+	const char *comm = json_string_value(json_object_get(p, "comm"));
+
+	return comm && !strcmp(comm, "slurmstepd");
+}
+
+/*
+ * attach --cgroup and --job take a cgroup's processes and have no root whose end is the run's.
+ * A job ends as its tasks do: the processes SLURM's slurmstepd forked (the batch script, a
+ * step's tasks), or, with no slurmstepd taken, those whose parent was not taken. Known only when
+ * every taken process was seen to exit: the first task a signal ended, else the first nonzero
+ * status, else 0. Anything less (one still running at the stop, a lost exit) leaves it unknown.
+ */
+static void exit_from_processes(struct um_task_row *r, const json_t *run)
+{
+	const json_t *procs = json_object_get(run, "per_process"), *p;
+	size_t n = json_array_size(procs), i, tasks = 0;
+	long long *pids, *stepds, status = 0, signal = -1;
+	size_t n_stepds = 0;
+
+	if (!n || !(pids = calloc(n, sizeof(*pids))))
+		return;
+	stepds = calloc(n, sizeof(*stepds));
+	if (!stepds) {
+		free(pids);
+		return;
+	}
+	json_array_foreach(procs, i, p) {
+		const char *st = json_string_value(json_object_get(p, "status"));
+
+		if (!st || strcmp(st, "exited"))
+			goto out;
+		pids[i] = integer_or(p, "pid");
+		if (is_slurmstepd(p))
+			stepds[n_stepds++] = pids[i];
+	}
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	qsort(stepds, n_stepds, sizeof(*stepds), cmp_pid);
+	json_array_foreach(procs, i, p) {
+		long long ppid = integer_or(p, "ppid");
+		long long st = integer_or(p, "exit_status"), sig = integer_or(p, "exit_signal");
+
+		if (is_slurmstepd(p) ||
+		    (bsearch(&ppid, pids, n, sizeof(*pids), cmp_pid) &&
+		     !bsearch(&ppid, stepds, n_stepds, sizeof(*stepds), cmp_pid)))
+			continue;
+		tasks++;
+		if (st < 0 && sig < 0)
+			goto out;
+		if (sig >= 0 && signal < 0)
+			signal = sig;
+		if (st > 0 && status == 0)
+			status = st;
+	}
+	if (tasks) {
+		r->exit_signal = (int)signal;
+		r->exit_status = signal >= 0 ? -1 : (int)status;
+	}
+out:
+	free(stepds);
+	free(pids);
+}
+
 /* What the manifest says beside its units: the run's figures, its exit and its limits. */
 static int row_from_manifest(struct um_task_row *r, const json_t *m)
 {
@@ -80,6 +152,8 @@ static int row_from_manifest(struct um_task_row *r, const json_t *m)
 	r->time_limit_s = um_json_number(lim, "time_limit_s", -1);
 	r->memory_limit_bytes = um_json_number(lim, "memory_limit_bytes", -1);
 	r->cpus = integer_or(lim, "cpus");
+	if (r->exit_status < 0 && r->exit_signal < 0)
+		exit_from_processes(r, run);
 	if (array_job >= 0 && array_task >= 0) {
 		r->job = array_job;
 		r->array = true;

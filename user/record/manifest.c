@@ -178,7 +178,7 @@ static json_t *limits_json(const struct run_record *r)
 								     : json_null(),
 			 "slurm_array_task_id", s->set && s->in_array ? json_integer(s->array_task)
 								      : json_null(),
-			 "slurm_step_id", s->set ? json_string(s->step) : json_null(),
+			 "slurm_step_id", s->set && s->step[0] ? json_string(s->step) : json_null(),
 			 "time_limit_s", s->set && s->time_limit_known ?
 						 json_integer((json_int_t)s->time_limit_s) : json_null(),
 			 "cpus", l->cpus >= 0 ? json_integer(l->cpus) : json_null(),
@@ -250,6 +250,11 @@ static json_t *run_json(const struct run_record *r)
 		end = root->end_ns;
 	else if (root)
 		end = r->trace.stop_ns;
+	else
+		/* attach --cgroup has no root: its end is the last exit, or the stop if any lives */
+		for (size_t i = 0; i < r->n_procs; i++)
+			if (!r->procs[i].finished && r->trace.stop_ns > end)
+				end = r->trace.stop_ns;
 	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
 			"wall_s", um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
 			"cpu_s", um_round(um_seconds(cpu), 6),

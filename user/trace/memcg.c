@@ -27,17 +27,13 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * Where the hierarchy that holds the memory controller is mounted: a v1 "cgroup" mount with the
- * memory option wins (the controller is then not in v2), else the "cgroup2" mount.
- */
-static int memory_mount(char *mnt, size_t len, int *version)
+void memcg_mounts(char *v1_memory, char *v2, size_t len)
 {
 	char *info = um_read_text("/proc/self/mountinfo"), *line, *save = NULL;
-	int found = 0;
 
+	v1_memory[0] = v2[0] = '\0';
 	if (!info)
-		return -errno;
+		return;
 	for (line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char point[PATH_MAX], fstype[64], opts[1024];
 		const char *dash = strstr(line, " - ");
@@ -45,25 +41,33 @@ static int memory_mount(char *mnt, size_t len, int *version)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
 			continue;
-		if (!strcmp(fstype, "cgroup")) {
+		if (!strcmp(fstype, "cgroup2") && !v2[0]) {
+			say(v2, len, "%s", point);
+		} else if (!strcmp(fstype, "cgroup") && !v1_memory[0]) {
 			char *o, *osave = NULL;
 
 			for (o = strtok_r(opts, ",", &osave); o; o = strtok_r(NULL, ",", &osave))
-				if (!strcmp(o, "memory")) {
-					say(mnt, len, "%s", point);
-					*version = 1;
-					found = 1;
-				}
-		} else if (!strcmp(fstype, "cgroup2") && found == 0) {
-			say(mnt, len, "%s", point);
-			*version = 2;
-			found = 2;
+				if (!strcmp(o, "memory"))
+					say(v1_memory, len, "%s", point);
 		}
-		if (found == 1)
-			break;
 	}
 	free(info);
-	return found ? 0 : -ENOENT;
+}
+
+/*
+ * Where the hierarchy that holds the memory controller is mounted: a v1 "cgroup" mount with the
+ * memory option wins (the controller is then not in v2), else the "cgroup2" mount.
+ */
+static int memory_mount(char *mnt, size_t len, int *version)
+{
+	char v1[PATH_MAX], v2[PATH_MAX];
+
+	memcg_mounts(v1, v2, sizeof(v1));
+	if (!v1[0] && !v2[0])
+		return -ENOENT;
+	*version = v1[0] ? 1 : 2;
+	say(mnt, len, "%s", v1[0] ? v1 : v2);
+	return 0;
 }
 
 /* Whether a comma-separated list names `name` (not as part of another name). */
@@ -297,6 +301,44 @@ void memcg_of_pid(struct memcg *m, pid_t pid)
 	if (access(file, F_OK)) {
 		say(m->reason, sizeof(m->reason),
 			 "the cgroup %s of process %d has no memory controller", m->name, pid);
+		return;
+	}
+	m->id = dir_id(m->dir);
+	if (!m->id)
+		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
+}
+
+void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name)
+{
+	char mnt[PATH_MAX], file[PATH_MAX + 32];
+	int version;
+
+	memset(m, 0, sizeof(*m));
+	say(m->name, sizeof(m->name), "%s", name);
+	/* the cgroup itself, when its hierarchy holds the memory controller (v2, or v1 memory) */
+	for (version = 1; version <= 2; version++) {
+		say(file, sizeof(file), "%s/%s", dir,
+		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		if (!access(file, F_OK)) {
+			m->version = version;
+			say(m->dir, sizeof(m->dir), "%s", dir);
+			break;
+		}
+	}
+	/* else the cgroup of the same path in the memory hierarchy (v1: slurmd makes one in each) */
+	if (!m->dir[0] && !memory_mount(mnt, sizeof(mnt), &version) && strcmp(name, "/")) {
+		say(m->dir, sizeof(m->dir), "%s%s", mnt, name);
+		say(file, sizeof(file), "%s/%s", m->dir,
+		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		if (access(file, F_OK))
+			m->dir[0] = '\0';
+		else
+			m->version = version;
+	}
+	if (!m->dir[0]) {
+		say(m->reason, sizeof(m->reason),
+		    "the cgroup %s has no memory controller, nor a cgroup of that path in the memory "
+		    "hierarchy", dir);
 		return;
 	}
 	m->id = dir_id(m->dir);

@@ -34,6 +34,18 @@ void memcg_entry_failed(struct memcg *m, int err);
 /* Remove it once the command's processes have left; says so when it cannot. */
 void memcg_remove(struct memcg *m);
 /* The memory cgroup pid is in (attach); id 0 and a reason when it has none charged. */
+/*
+ * The mount points of the v1 hierarchy with the memory controller and of cgroup2, from
+ * /proc/self/mountinfo: the first of each (a chroot's bind mount of either comes later); ""
+ * where there is none.
+ */
+void memcg_mounts(char *v1_memory, char *v2, size_t len);
 void memcg_of_pid(struct memcg *m, pid_t pid);
+/*
+ * The memory cgroup of attach --cgroup: the cgroup dir itself when its hierarchy holds the memory
+ * controller, else the cgroup of the same path (name, inside the hierarchy) in the memory
+ * hierarchy (cgroup v1); id 0 and a reason when neither is one.
+ */
+void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name);
 
 #endif

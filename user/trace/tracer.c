@@ -58,6 +58,9 @@ struct tracer {
 	size_t n_held, cap_held;
 	char gpu_library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none */
 	pid_t attached_pid; /* attach's target, tracked as it runs (0: run) */
+	/* attach --cgroup: processes the programs saw enter the cgroup, for tracer__joined */
+	pid_t *joined;
+	size_t n_joined, cap_joined;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -156,9 +159,22 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct tracer *t = ctx;
 	const struct um_proc_exec *e = data;
 
+	const struct um_cgroup_join *j = data;
+
 	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held &&
 	    hold_queue(t, e->pid, &e->program))
 		exec_lookup(t, e->pid, &e->program);
+	if (size >= sizeof(*j) && j->type == UM_REC_CGROUP_JOIN) {
+		pid_t *joined = um_grow(t->joined, &t->cap_joined, t->n_joined + 1,
+					sizeof(*joined), 16);
+
+		/* none lost: the walk after each join reads the cgroup as it is */
+		if (joined) {
+			t->joined = joined;
+			t->joined[t->n_joined++] = (pid_t)j->pid;
+		}
+		return 0;
+	}
 	return t->record_fn(t->record_ctx, data, size);
 }
 
@@ -266,6 +282,9 @@ static void choose_programs(struct tracer *t)
 					  t->kernel.fault_hook == FAULT_HOOK_KRETPROBE);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
 	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
+	bpf_program__set_autoload(t->skel->progs.handle_cgroup_attach, cfg->join_cgroup_id != 0);
+	t->skel->rodata->join_cgroup_id = cfg->join_cgroup_id;
+	t->skel->rodata->join_hierarchy_id = cfg->join_hierarchy_id;
 	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
 	t->skel->rodata->tmp_dir_dev = cfg->tmp_dir_dev;
 	t->skel->rodata->tmp_dir_ino = cfg->tmp_dir_ino;
@@ -412,7 +431,12 @@ static int mark_tracked(struct tracer *t, pid_t tid)
 	return err;
 }
 
-static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *proc)
+/*
+ * Enter each thread of pid in the threads map and mark it. While the programs run (an adopted
+ * process), only threads no program has entered are added (one the fork program took meanwhile
+ * keeps its entry), and a mark that cannot be set turns the marks off at once.
+ */
+static int track_threads(struct tracer *t, pid_t pid, struct um_proc *proc, bool programs_live)
 {
 	int fd = bpf_map__fd(t->skel->maps.threads);
 	char dir[64];
@@ -429,9 +453,12 @@ static int track_existing_threads(struct tracer *t, pid_t pid, struct um_proc *p
 
 		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
 			continue;
-		if (mark_tracked(t, tid))
+		if (mark_tracked(t, tid)) {
 			t->marks_failed = true;
-		if (bpf_map_update_elem(fd, &tid, &th, BPF_ANY) == 0) {
+			if (programs_live)
+				t->skel->bss->trust_marks = 0;
+		}
+		if (bpf_map_update_elem(fd, &tid, &th, programs_live ? BPF_NOEXIST : BPF_ANY) == 0) {
 			proc->live_threads++;
 			proc->active_threads++;
 			proc->threads_seen++;
@@ -479,13 +506,95 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		if (rss > t->skel->bss->group_peak_rss_bytes)
 			t->skel->bss->group_peak_rss_bytes = rss;
 		proc.peak_rss_bytes = rss;
-		err = track_existing_threads(t, pid, &proc);
+		err = track_threads(t, pid, &proc, false);
 	}
 	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
 		err = -errno;
 	if (err)
 		um_err("cannot start tracking process %d: %s", pid, strerror(-err));
 	return err;
+}
+
+bool tracer__tracked(const struct tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+	struct um_proc proc;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc) == 0;
+}
+
+/* Add bytes to a .bss figure the programs update at the same time (the map is shared memory). */
+static void bss_add(__s64 *figure, __s64 bytes)
+{
+	__atomic_fetch_add(figure, bytes, __ATOMIC_RELAXED);
+}
+
+static void bss_raise(__u64 *peak, __u64 value)
+{
+	__u64 seen = __atomic_load_n(peak, __ATOMIC_RELAXED);
+
+	while (value > seen &&
+	       !__atomic_compare_exchange_n(peak, &seen, value, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
+{
+	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
+	struct um_proc_start rec = { .type = UM_REC_PROC_START, .pid = pid, .ppid = ppid };
+	char path[64], *status, *comm;
+	__u32 key = pid;
+	uint64_t rss;
+	int err;
+
+	if (tracer__tracked(t, pid))
+		return 0;
+	/* attach --cgroup has no target: its first member stands in (where libcuda is found) */
+	if (!t->attached_pid)
+		t->attached_pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status = um_read_text(path);
+	if (!status)
+		return -errno;
+	proc.initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
+	proc.initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
+	proc.initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
+	free(status);
+	rss = proc.initial_member_bytes[UM_MM_ANONPAGES] +
+	      proc.initial_member_bytes[UM_MM_FILEPAGES] +
+	      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
+	proc.peak_rss_bytes = rss;
+	err = track_threads(t, pid, &proc, true);
+	if (err)
+		return err;
+	/* the fork program took it meanwhile (its parent was adopted first): that entry stands */
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_NOEXIST))
+		return errno == EEXIST ? 0 : -errno;
+	/* as tracer__track: /proc stands in for the mm until its next RSS change */
+	bss_add(&t->skel->bss->group_rss_bytes, (__s64)rss);
+	bss_raise(&t->skel->bss->group_peak_rss_bytes,
+		  (__u64)__atomic_load_n(&t->skel->bss->group_rss_bytes, __ATOMIC_RELAXED));
+	rec.ts_ns = proc.start_ns;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	comm = um_read_text(path);
+	if (comm) {
+		comm[strcspn(comm, "\n")] = '\0';
+		snprintf(rec.comm, sizeof(rec.comm), "%s", comm);
+		free(comm);
+	}
+	/* the record the fork program would have sent */
+	t->record_fn(t->record_ctx, &rec, sizeof(rec));
+	return 1;
+}
+
+size_t tracer__joined(struct tracer *t, pid_t **pids)
+{
+	size_t n = t->n_joined;
+
+	*pids = t->joined;
+	t->n_joined = 0;
+	return n;
 }
 
 void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes)
@@ -992,6 +1101,7 @@ static void tracer_release(struct tracer *t)
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	free(t->unit_links);
 	free(t->held);
+	free(t->joined);
 	free(t->timeline);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(t->found_path[i]);

@@ -39,6 +39,10 @@ struct tracer_config {
 	uint64_t charge_cgroup_id; /* the memory cgroup whose charge is read (memcg.h); 0: none */
 	/* the node-local tmp dir (tmp_dir.h): kernel-encoded device and inode; ino 0: none */
 	uint64_t tmp_dir_dev, tmp_dir_ino;
+	/* attach --cgroup: the cgroup whose new members are reported (tracer__joined), its
+	 * kernfs id and hierarchy id (v1: /proc/cgroups' number; v2: 0); id 0: none */
+	uint64_t join_cgroup_id;
+	uint32_t join_hierarchy_id;
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
@@ -109,6 +113,20 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 /* Track pid from its next exec (run) or as it is now (attach: RSS and threads read from /proc). */
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec);
 int tracer__attach(struct tracer *t);
+/*
+ * Track a process already running, as tracer__track does attach's target, once the programs may
+ * be attached: what they took meanwhile is left as they have it. Its figures start now. Sends the
+ * process-start record the fork program would have. 1: tracked now; 0: it already was; a
+ * negative errno (-ENOENT, -ESRCH: it is gone).
+ */
+int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid);
+/* Whether pid is a tracked process now. */
+bool tracer__tracked(const struct tracer *t, pid_t pid);
+/*
+ * The processes the programs saw enter the watched cgroup since the last call (join_cgroup_id),
+ * in record order, some perhaps twice or already tracked; valid until the next tracer__poll.
+ */
+size_t tracer__joined(struct tracer *t, pid_t **pids);
 /*
  * Records consumed, or a negative errno; -EINTR when a signal arrived. A process the programs
  * held at its exec (--lookup-at-exec) is only queued here: tracer__service_held serves it.
