@@ -26,20 +26,24 @@ struct slice {
 static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 {
 	struct um_unit *unit;
-	__u64 inside, end;
+	__u64 inside, start, end;
 
 	unit = unit_get(id);
-	if (!unit || (__s64)(s->now - unit->start_ns) <= 0)
+	if (!unit)
+		return;
+	/* the edges are read after the clock (s->now) and the word's exchange (a full barrier) */
+	start = unit_edge_settle(&unit->start_ns);
+	if ((__s64)(s->now - start) <= 0)
 		return;
 	if (UM_SLICE_STATE(s->taken) == UM_SLICE_RUNNING && slice_claimed_by(s->taken, unit_slot(id)))
 		return;
-	end = unit->end_ns;
-	if (s->since_ns >= unit->start_ns && (!end || s->now <= end)) {
+	end = unit_edge_settle(&unit->end_ns);
+	if (s->since_ns >= start && (!end || s->now <= end)) {
 		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns);
 		return;
 	}
-	inside = span_inside(s->since_ns, s->now, unit->start_ns, end);
-	if (s->since_ns < unit->start_ns && unit->start_cpu == s->cpu)
+	inside = span_inside(s->since_ns, s->now, start, end);
+	if (s->since_ns < start && unit->start_cpu == s->cpu)
 		inside = on_cpu_span(inside, unit->start_steal_ns, s->steal_now);
 	__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 }

@@ -226,6 +226,10 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 		unseen = unseen_slice(edge, th);
 		if (unseen > runtime)
 			runtime = unseen;
+	} else if (since >= edge->now) {
+		/* preempted while its close fixed the instant: its switch-out fixed it, and added
+		 * the slice before; this one began after */
+		return 0;
 	} else if (since > edge->start_ns) {
 		span = edge->now > since ?
 		       on_cpu_span(edge->now - since, th->steal_at_in_ns, edge->closer_steal_ns) : 0;
@@ -245,7 +249,7 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
  */
 __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 {
-	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
+	struct unit_edge edge = { .id = id };
 	struct um_unit_record *rec;
 	struct um_proc *owner;
 	struct um_unit *unit;
@@ -256,16 +260,17 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	if (!unit)
 		return 0;
 	edge.slot = unit_slot(id);
-	/* the close's instant, before any slice is looked at: switch-outs count nothing past it
-	 * (an exchange: a full barrier before the reads of cpu_running below) */
-	um_xchg(&unit->end_ns, edge.now);
+	/* the close's instant (model.bpf.h), before any slice is looked at: switch-outs count
+	 * nothing past it (the exchange is a full barrier before the reads of cpu_running below) */
+	um_xchg(&unit->end_ns, UM_EDGE_PENDING);
+	edge.now = unit_edge_settle(&unit->end_ns);
 	peak_charge = charge_unit_close_locked(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
 	if (owner && current_tgid() == tgid)
 		cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(),
 				   owner);
-	edge.start_ns = unit->start_ns;
+	edge.start_ns = unit_edge_settle(&unit->start_ns);
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
@@ -298,7 +303,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		rec->spec = unit->spec;
 		rec->status = status;
 		rec->id = id;
-		rec->start_ns = unit->start_ns;
+		rec->start_ns = edge.start_ns;
 		rec->end_ns = edge.now;
 		rec->cpu_ns = unit->cpu_ns + edge.cpu_ns;
 		rec->start_rss_bytes = unit->start_rss_bytes;
@@ -409,7 +414,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	/* every field before the id: until the id is there, nothing is charged to the slot */
 	unit->pid = tgid;
 	unit->spec = spec;
-	unit->start_ns = bpf_ktime_get_ns();
+	unit->start_ns = UM_EDGE_PENDING; /* fixed once the unit is listed, below */
 	unit->start_steal_ns = current_cpu_steal_ns();
 	unit->start_cpu = bpf_get_smp_processor_id();
 	unit->rss_bytes = rss;
@@ -434,6 +439,8 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	units_push(proc->units, id);
 	if (mm)
 		units_push(mm->units, id);
+	/* listed: a switch-out that did not see it ended its slice before this instant */
+	unit_edge_settle(&unit->start_ns);
 }
 
 /*
