@@ -132,14 +132,35 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	um_unlock(held);
 }
 /*
+ * When the current thread, found running unseen at now, got its CPU: it has run without a break
+ * since (a switch away from it is seen), so as long before now as the CPU it has used since its
+ * last seen switch-out (the scheduler's runtime as of now, its clock taken from ours through the
+ * offset of the two at the last seen switch-in). Never before that switch-out; now when a clock
+ * is missing.
+ */
+static __always_inline __u64 unseen_since(const struct um_thread *th, __u64 now)
+{
+	__u64 runtime, ran, since;
+
+	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
+		return now;
+	runtime = current_runtime_at(now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
+	if (runtime <= th->runtime_seen_ns)
+		return now;
+	ran = runtime - th->runtime_seen_ns;
+	since = ran < now ? now - ran : 0;
+	return since > th->last_out_ns ? since : th->last_out_ns;
+}
+
+/*
  * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
  * switch-in was not seen (the kernel made that switch without the sched_switch tracepoint:
  * docs/limitations.md). Make it now, as of now: a close from here on finds it, and its
- * switch-out counts its runtime (exact: the scheduler's) for this slice. The part before now is
- * left to that switch-out's clipping, which takes the slice as begun now: off by the time
- * between the unseen switch and this call (microseconds for a thread that makes system calls).
+ * switch-out counts its runtime (exact: the scheduler's) for this slice, which begins when the
+ * unseen switch was made (unseen_since): a unit that opened in between is clipped at its start.
  * Placing the switch at the scheduler's own stamp (sched_info.last_arrival) was tried: the
- * stamp is not reliably that switch's on this kernel, and units came out milliseconds high.
+ * stamp is not reliably that switch's on this kernel, and units came out milliseconds high;
+ * taken as of now, the CPU before it went to a unit that opened in between.
  * Called from the programs a running thread meets first (system calls). Counted in
  * late_switch_ins.
  */
@@ -147,7 +168,7 @@ __noinline int thread_switch_in_late(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu = bpf_get_smp_processor_id(), seq;
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 now = bpf_ktime_get_ns(), word;
+	__u64 now = bpf_ktime_get_ns(), word, since;
 	bool held;
 
 	if (!th || cpu >= UM_MAX_CPUS)
@@ -159,10 +180,11 @@ __noinline int thread_switch_in_late(void)
 	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
 		goto out;
 	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
+	since = unseen_since(th, now);
 	/* the two clocks' offset stays that of the last seen switch-in: both move by as much */
 	if (th->in_rq_clock_ns)
-		th->in_rq_clock_ns += now - th->on_cpu_since_ns;
-	th->on_cpu_since_ns = now;
+		th->in_rq_clock_ns += since - th->on_cpu_since_ns;
+	th->on_cpu_since_ns = since;
 	th->steal_at_in_ns = current_cpu_steal_ns();
 	th->cpu = cpu;
 	seq = th->slice_seq + 1;
