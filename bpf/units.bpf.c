@@ -86,6 +86,37 @@ static __always_inline struct um_proc *scope_proc(struct um_thread *th, __u64 id
 }
 
 /*
+ * One CPU of a close's scan (add_running_slices): a scope thread it runs has its running slice
+ * so far handed over, and its pages charged. Returns the CPU time taken for the unit. A function
+ * verified once, on its own: inlined in the scan, its body (with the baseline's unrolled waits)
+ * was verified once for every possible CPU, and 5.10's verifier refused the programs at 64.
+ */
+__noinline __u64 close_take_cpu(__u64 id, __u64 now, __u64 start_ns, __u32 cpu, __u32 closer_tid)
+{
+	struct unit_edge edge = { .id = id, .now = now, .start_ns = start_ns, .slot = unit_slot(id) };
+	__u64 seen;
+	__u32 tid;
+	struct um_thread *th;
+	struct um_proc *proc;
+
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+	tid = seen >> 1;
+	if (!(seen & 1) || tid == closer_tid)
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	proc = scope_proc(th, id);
+	if (!proc)
+		return 0;
+	cpu_pending_charge(cpu, tid, proc);
+	hand_over(&edge, tid);
+	return edge.cpu_ns;
+}
+
+/*
  * Other scope threads still on a CPU when the unit closes: their running slices so far count
  * (handed over), and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop
  * is over CPUs (a handful) rather than every tracked thread. A thread switching in on a CPU after
@@ -94,31 +125,16 @@ static __always_inline struct um_proc *scope_proc(struct um_thread *th, __u64 id
  */
 static __always_inline void add_running_slices(struct unit_edge *edge)
 {
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
-		__u32 tid = seen >> 1;
-		struct um_thread *th;
-		struct um_proc *proc;
-
-		if (!(seen & 1) || tid == edge->closer_tid)
-			continue;
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (!th)
-			continue;
-		proc = scope_proc(th, edge->id);
-		if (!proc)
-			continue;
-		cpu_pending_charge(cpu, tid, proc);
-		hand_over(edge, tid);
-	}
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		edge->cpu_ns += close_take_cpu(edge->id, edge->now, edge->start_ns, cpu,
+					       edge->closer_tid);
 }
 
 /*
- * Give back the claims this close made (model_pure.bpf.h) before its slot can hold another
- * unit, whose close would take them for its own. A claimed slice is still running, so its CPU
- * still names its thread.
+ * Give back the claim of the unit in slot on tid's slice (model_pure.bpf.h) before the slot can
+ * hold another unit, whose close would take it for its own.
  */
-static __always_inline void unclaim_tid(struct unit_edge *edge, __u32 tid)
+static __always_inline void unclaim_thread(__u32 slot, __u32 tid)
 {
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	__u64 word;
@@ -128,22 +144,34 @@ static __always_inline void unclaim_tid(struct unit_edge *edge, __u32 tid)
 	/* each failed swap is another close's claim or this slice's switch-out: a few at most */
 	for (int i = 0; i < 4; i++) {
 		word = *(volatile __u64 *)&th->slice;
-		if (UM_SLICE_STATE(word) != UM_SLICE_RUNNING || !slice_claimed_by(word, edge->slot))
+		if (UM_SLICE_STATE(word) != UM_SLICE_RUNNING || !slice_claimed_by(word, slot))
 			return;
-		if (um_cas(&th->slice, word, slice_unclaimed(word, edge->slot)) == word)
+		if (um_cas(&th->slice, word, slice_unclaimed(word, slot)) == word)
 			return;
 	}
 	__sync_fetch_and_add(&handover_timeouts, 1);
 }
 
+/*
+ * unclaim_thread for the thread a CPU runs (a claimed slice is still running, so its CPU still
+ * names its thread). Verified once, as close_take_cpu.
+ */
+__noinline int close_unclaim_cpu(__u32 slot, __u32 cpu, __u32 closer_tid)
+{
+	__u64 seen;
+
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+	if ((seen & 1) && (__u32)(seen >> 1) != closer_tid)
+		unclaim_thread(slot, seen >> 1);
+	return 0;
+}
+
 static __always_inline void unclaim_running(struct unit_edge *edge)
 {
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
-
-		if ((seen & 1) && (__u32)(seen >> 1) != edge->closer_tid)
-			unclaim_tid(edge, seen >> 1);
-	}
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		close_unclaim_cpu(edge->slot, cpu, edge->closer_tid);
 }
 
 /* Count an unseen switch-in against the untracked thread this CPU was last seen switching to. */
@@ -324,7 +352,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		bpf_ringbuf_submit(rec, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
-	unclaim_tid(&edge, edge.closer_tid);
+	unclaim_thread(edge.slot, edge.closer_tid);
 	if (others)
 		unclaim_running(&edge);
 	/* free the slot: charges still in flight on other CPUs no longer match its id */
@@ -332,20 +360,37 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	return 0;
 }
 
-/* A unit opens: what CPUs hold for the process's other running threads goes to the units before. */
-static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgid)
+/*
+ * One CPU at a unit's open: what it holds for another running thread of process tgid goes to the
+ * units before. Verified once, as close_take_cpu (inlined: once for every possible CPU).
+ */
+__noinline int open_charge_cpu(__u32 cpu, __u32 tgid)
 {
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[CPU_SLOT(cpu)];
-		__u32 tid = seen >> 1;
-		struct um_thread *th;
+	struct um_thread *th;
+	struct um_proc *proc;
+	__u64 seen;
+	__u32 tid;
 
-		if (!(seen & 1))
-			continue;
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (th && th->tgid == tgid)
-			cpu_pending_charge(cpu, tid, proc);
-	}
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = cpu_running[CPU_SLOT(cpu)];
+	tid = seen >> 1;
+	if (!(seen & 1))
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || th->tgid != tgid)
+		return 0;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc)
+		cpu_pending_charge(cpu, tid, proc);
+	return 0;
+}
+
+/* A unit opens: what CPUs hold for the process's other running threads goes to the units before. */
+static __always_inline void charge_sibling_pages(__u32 tgid)
+{
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		open_charge_cpu(cpu, tgid);
 }
 
 struct slot_search {
@@ -396,7 +441,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	/* pages allocated before the unit are not the unit's: charge what CPUs hold for them */
 	cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(), proc);
 	if (proc->live_threads > 1)
-		charge_sibling_pages(proc, tgid);
+		charge_sibling_pages(tgid);
 	claimed = unit_claim_slot(seq);
 	if (claimed < 0)
 		return;
