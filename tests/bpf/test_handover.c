@@ -97,15 +97,6 @@ static struct {
 	unsigned int out_first, close_first;
 } game;
 
-static inline void spin_hint(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 static void wait_round(unsigned int round)
 {
 	while (__atomic_load_n(&game.round, __ATOMIC_ACQUIRE) != round)
