@@ -248,8 +248,9 @@ static void expect_handover_exact(bool neighbour)
 
 		if (fabs(off) > 1e5) {
 			if (outside++ < 5)
-				cr_log_error("unit %zu: cpu %.1f us, its threads' clocks %.1f to %.1f us",
-					     i, cpu / 1e3, lo / 1e3, hi / 1e3);
+				cr_log_error("unit %zu: cpu %.1f us, its threads' clocks %.1f to %.1f us "
+					     "(wall %.1f us, %.0f threads)", i, cpu / 1e3, lo / 1e3,
+					     hi / 1e3, jnum(u, "wall_s") * 1e6, jnum(u, "threads"));
 		}
 		if (fabs(off) > fabs(worst))
 			worst = off;
