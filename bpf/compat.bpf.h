@@ -122,6 +122,18 @@ _Static_assert((UM_MAX_CPUS & (UM_MAX_CPUS - 1)) == 0, "UM_MAX_CPUS is a power o
 	})
 #endif
 
+/*
+ * A store that no earlier store or atomic may pass (a release). x86 orders stores after stores
+ * and locked operations by itself (TSO), and its JIT makes every BPF atomic a locked one: a
+ * plain store. Elsewhere (arm64: a BPF atomic add without fetch is an unordered STADD) an
+ * exchange, the one release the BPF instruction set had before 6.15.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define um_store_release(p, v) (*(volatile __typeof__(*(p)) *)(p) = (v))
+#else
+#define um_store_release(p, v) ((void)um_xchg(p, v))
+#endif
+
 /* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
 #define UM_LOCK_TRIES 256
 
@@ -155,6 +167,38 @@ static __always_inline void um_unlock(bool held)
 		bpf_map_delete_elem(&baseline_lock, &key);
 #endif
 }
+
+/*
+ * The running slice's handover (model_pure.bpf.h) needs the exchange and the compare-and-swap to
+ * be single steps. Without fetching atomics they are plain code: a switch then moves its
+ * thread's word and adds its slice inside um_lock, as every close runs, whenever its process is
+ * in an open unit (no close can want the slice otherwise). Returns whether the lock is held.
+ */
+static __always_inline bool um_handover_lock(bool unit_open)
+{
+#if UM_HAVE_FETCH_ATOMICS
+	return false;
+#else
+	return unit_open ? um_lock() : false;
+#endif
+}
+
+/*
+ * Tries a close gives a slice's switch-in or switch-out on another CPU (a few instructions with
+ * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
+ * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, the
+ * switch runs inside the close's lock, and the word is seen between states only where the
+ * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest) and
+ * went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop the old verifier walks
+ * step by step, once per CPU of the close's scan).
+ */
+#if UM_HAVE_BPF_LOOP
+#define UM_HANDOVER_TRIES (1 << 20)
+#define UM_HANDOVER_SPIN 1
+#else
+#define UM_HANDOVER_TRIES 8
+#define UM_HANDOVER_SPIN 64
+#endif
 
 /*
  * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,
@@ -374,6 +418,48 @@ static __always_inline __u64 task_cpu_steal_ns(struct task_struct *task)
 	struct cfs_rq *cfs_rq = UM_UNTRUSTED_TASK(task)->se.cfs_rq;
 
 	return cfs_rq ? rq_steal_ns(cfs_rq->rq) : 0;
+}
+
+/* The scheduler's clock of the runqueue of the CPU this task runs on, as of its last update. */
+static __always_inline __u64 task_rq_clock_ns(struct task_struct *task)
+{
+	struct cfs_rq *cfs_rq = UM_UNTRUSTED_TASK(task)->se.cfs_rq;
+
+#if UM_HAVE_TASK_BTF
+	return cfs_rq && cfs_rq->rq ? cfs_rq->rq->clock : 0;
+#else
+	return cfs_rq ? BPF_CORE_READ(cfs_rq, rq, clock) : 0;
+#endif
+}
+
+/*
+ * The current task's CPU time as of now, in the scheduler's own units, given the scheduler's
+ * clock now (sched_now): what it had at its last update (se.sum_exec_runtime) and the run since
+ * (its runqueue's task clock, which leaves out stolen and interrupt time, since se.exec_start,
+ * plus the runqueue's clock since its last update). What CLOCK_THREAD_CPUTIME_ID would say.
+ */
+static __always_inline __u64 current_runtime_at(__u64 sched_now)
+{
+	__u64 runtime = CURRENT_READ(se.sum_exec_runtime), start = CURRENT_READ(se.exec_start);
+	struct cfs_rq *cfs_rq = CURRENT_READ(se.cfs_rq);
+	__u64 clock, clock_task;
+
+	if (!cfs_rq)
+		return runtime;
+#if UM_HAVE_TASK_BTF
+	if (!cfs_rq->rq)
+		return runtime;
+	clock = cfs_rq->rq->clock;
+	clock_task = cfs_rq->rq->clock_task;
+#else
+	clock = BPF_CORE_READ(cfs_rq, rq, clock);
+	clock_task = BPF_CORE_READ(cfs_rq, rq, clock_task);
+#endif
+	if ((__s64)(clock_task - start) > 0)
+		runtime += clock_task - start;
+	if ((__s64)(sched_now - clock) > 0)
+		runtime += sched_now - clock;
+	return runtime;
 }
 
 /* task_cpu_steal_ns() of the current task. */

@@ -14,27 +14,45 @@ struct slice {
 	__u64 since_ns;   /* switch-in */
 	__u64 now;        /* switch-out */
 	__u64 steal_now;  /* this CPU's cumulative steal at switch-out */
+	__u64 taken;      /* the handover word the switch-out took (model_pure.bpf.h) */
 	__u32 cpu;
 };
 
 /*
- * The part of a slice that falls inside an open unit: all of it when it began after the unit
- * opened; else the span since the opening, less the steal in it when the unit opened on this CPU.
+ * The part of a slice that falls inside an open unit: all of it when it lies inside; else the
+ * wall-clock span inside, less the steal in it when the unit opened on this CPU. Nothing for a
+ * unit whose close took the slice (the handover), and nothing past a closing unit's instant.
  */
 static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 {
 	struct um_unit *unit;
-	__u64 inside;
+	__u64 inside, start, end;
 
 	unit = unit_get(id);
-	if (!unit || (__s64)(s->now - unit->start_ns) <= 0)
+	if (!unit)
 		return;
-	inside = s->now - unit->start_ns;
-	if (s->since_ns < unit->start_ns && unit->start_cpu == s->cpu)
+	/* the edges are read after the clock (s->now) and the word's exchange (a full barrier) */
+	start = unit_edge_settle(&unit->start_ns);
+	if ((__s64)(s->now - start) <= 0)
+		return;
+	if (UM_SLICE_STATE(s->taken) == UM_SLICE_RUNNING && slice_claimed_by(s->taken, unit_slot(id)))
+		return;
+	end = unit_edge_settle(&unit->end_ns);
+	if (s->since_ns >= start && (!end || s->now <= end)) {
+		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns);
+		return;
+	}
+	inside = span_inside(s->since_ns, s->now, start, end);
+	if (s->since_ns < start && unit->start_cpu == s->cpu)
 		inside = on_cpu_span(inside, unit->start_steal_ns, s->steal_now);
 	__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 }
 
+/*
+ * A tracked thread leaves its CPU: its slice goes to its process and to the open units of its
+ * scope whose close has not taken it. The word goes LEAVING before anything is added and OFF
+ * after: a close that finds it LEAVING waits, and reads the unit after the adds.
+ */
 static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 					      struct task_struct *prev, __u64 now, bool dead)
 {
@@ -47,11 +65,13 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	};
 	__u32 tgid = th->tgid;
 	struct um_proc *proc;
+	bool held;
 
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	held = um_handover_lock(proc && proc->units[0]);
+	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
 	th->runtime_seen_ns = runtime;
 	th->last_out_ns = now;
-	th->running = 0;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
 	if (!proc) {
 		__sync_fetch_and_add(&orphan_slices, 1);
 	} else {
@@ -62,6 +82,9 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 			unit_cpu_add(proc->units[1], &s);
 		}
 	}
+	/* after the adds: whoever sees OFF sees them */
+	um_store_release(&th->slice, UM_SLICE_OFF);
+	um_unlock(held);
 	if (!dead)
 		return;
 	/* one that died without calling exit (another thread's exit_group or exec, a signal)
@@ -71,12 +94,106 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	bpf_map_delete_elem(&threads, &tid);
 	/* the last thread's final switch-out: nothing more can be charged to the process */
 	if (proc) {
-		bool held = um_lock();
-
+		held = um_lock();
 		if (live_threads_drop_locked(proc))
 			proc_finish_locked(tgid, now);
 		um_unlock(held);
 	}
+}
+
+/*
+ * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read: a
+ * close that read the clock and then found this CPU's entry not naming it has its instant
+ * before this switch-in, so nothing of this slice is its unit's. Two approximations, each a
+ * locked operation or a clock read less on every switch (BENCHMARKS.md, 2026-12-06): the
+ * entry's store is seen by other CPUs tens of nanoseconds late, and when a tracked thread left
+ * this CPU in the same switch its clock reading (`out_now`, before the switch-out's adds, a few
+ * hundred nanoseconds earlier) stands for this one. The word is RUNNING only once the slice's
+ * fields are there.
+ */
+static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
+					     __u32 cpu, __u64 entry, __u64 out_now)
+{
+	__u32 tgid = th->tgid;
+	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
+	bool held = um_handover_lock(proc && proc->units[0]);
+	__u32 seq = th->slice_seq + 1;
+
+	th->slice = UM_SLICE_ARRIVING;
+	if (cpu < UM_MAX_CPUS)
+		um_store_release(&cpu_running[CPU_SLOT(cpu)], entry);
+	th->on_cpu_since_ns = out_now ? out_now : bpf_ktime_get_ns();
+	/* updated by __schedule just before: with the line above, the two clocks' offset */
+	th->in_rq_clock_ns = task_rq_clock_ns(next);
+	th->steal_at_in_ns = task_cpu_steal_ns(next);
+	th->cpu = cpu;
+	th->slice_seq = seq;
+	um_store_release(&th->slice, slice_running(seq));
+	um_unlock(held);
+}
+/*
+ * When the current thread, found running unseen at now, got its CPU: it has run without a break
+ * since (a switch away from it is seen), so as long before now as the CPU it has used since its
+ * last seen switch-out (the scheduler's runtime as of now, its clock taken from ours through the
+ * offset of the two at the last seen switch-in). Never before that switch-out; now when a clock
+ * is missing.
+ */
+static __always_inline __u64 unseen_since(const struct um_thread *th, __u64 now)
+{
+	__u64 runtime, ran, since;
+
+	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
+		return now;
+	runtime = current_runtime_at(now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
+	if (runtime <= th->runtime_seen_ns)
+		return now;
+	ran = runtime - th->runtime_seen_ns;
+	since = ran < now ? now - ran : 0;
+	return since > th->last_out_ns ? since : th->last_out_ns;
+}
+
+/*
+ * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
+ * switch-in was not seen (the kernel made that switch without the sched_switch tracepoint:
+ * docs/limitations.md). Make it now, as of now: a close from here on finds it, and its
+ * switch-out counts its runtime (exact: the scheduler's) for this slice, which begins when the
+ * unseen switch was made (unseen_since): a unit that opened in between is clipped at its start.
+ * Placing the switch at the scheduler's own stamp (sched_info.last_arrival) was tried: the
+ * stamp is not reliably that switch's on this kernel, and units came out milliseconds high;
+ * taken as of now, the CPU before it went to a unit that opened in between.
+ * Called from the programs a running thread meets first (system calls). Counted in
+ * late_switch_ins.
+ */
+__noinline int thread_switch_in_late(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu = bpf_get_smp_processor_id(), seq;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 now = bpf_ktime_get_ns(), word, since;
+	bool held;
+
+	if (!th || cpu >= UM_MAX_CPUS)
+		return 0;
+	held = um_handover_lock(true);
+	word = *(volatile __u64 *)&th->slice;
+	/* OFF to ARRIVING by a swap: the thread's own switch-out, should it come meanwhile
+	 * (a preempted program), takes the word back to OFF and this gives way */
+	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
+		goto out;
+	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
+	since = unseen_since(th, now);
+	/* the two clocks' offset stays that of the last seen switch-in: both move by as much */
+	if (th->in_rq_clock_ns)
+		th->in_rq_clock_ns += since - th->on_cpu_since_ns;
+	th->on_cpu_since_ns = since;
+	th->steal_at_in_ns = current_cpu_steal_ns();
+	th->cpu = cpu;
+	seq = th->slice_seq + 1;
+	th->slice_seq = seq;
+	if (um_cas(&th->slice, UM_SLICE_ARRIVING, slice_running(seq)) == UM_SLICE_ARRIVING)
+		__sync_fetch_and_add(&late_switch_ins, 1);
+out:
+	um_unlock(held);
+	return 0;
 }
 
 /*
@@ -111,7 +228,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 now = 0;
+	__u64 entry = 0, now = 0;
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
@@ -123,7 +240,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
 		if (tracked && trust_marks && !task_marked(next))
 			tracked = false;
-		cpu_running[CPU_SLOT(cpu)] = um_cpu_running_entry(next_tid, tracked);
+		entry = um_cpu_running_entry(next_tid, tracked);
 	}
 	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
@@ -137,11 +254,11 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		now = bpf_ktime_get_ns();
 		thread_switch_out(out, prev_tid, prev, now, dead);
 	}
-	if (in) {
-		in->on_cpu_since_ns = now ? now : bpf_ktime_get_ns();
-		in->steal_at_in_ns = task_cpu_steal_ns(next);
-		in->cpu = cpu;
-		in->running = 1;
-	}
+	/* this CPU's entry changes only now: a close that still finds the leaving thread named
+	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
+	if (in)
+		thread_switch_in(in, next, cpu, entry, now);
+	else if (cpu < UM_MAX_CPUS)
+		cpu_running[CPU_SLOT(cpu)] = entry;
 	return 0;
 }

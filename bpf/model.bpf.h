@@ -46,6 +46,31 @@ static __always_inline struct um_unit *unit_get(__u64 id)
 	return unit && unit->id == id ? unit : NULL;
 }
 
+/*
+ * A unit's edges, start_ns and end_ns, are instants fixed after the unit is seen to open (is
+ * listed) or to close: the edge is UM_EDGE_PENDING while it is being fixed. The open (close)
+ * writes PENDING, makes the unit visible (closing), reads the clock and compare-and-swaps it in.
+ * A switch-out that reads PENDING does the same with its own clock read after that look, and
+ * the first swap fixes the instant: it lies after the publication and before the edge's
+ * program has ended, as any instant of the open (close) may. So a switch-out that read its
+ * clock before it looked and did not see the edge ended its slice before it: reading the clock
+ * first and publishing after (as before) let a switch-out on another CPU, in between, count
+ * past the close (milliseconds when the closing vCPU was held up: issue #40).
+ */
+#define UM_EDGE_PENDING (~0ULL)
+
+/* The instant of a unit's edge, fixed now if it was still pending (0: an end not reached). */
+static __always_inline __u64 unit_edge_settle(__u64 *edge)
+{
+	__u64 seen = *(volatile __u64 *)edge, now;
+
+	if (seen != UM_EDGE_PENDING)
+		return seen;
+	now = bpf_ktime_get_ns(); /* after the look: the instant follows the publication */
+	seen = um_cas(edge, UM_EDGE_PENDING, now);
+	return seen == UM_EDGE_PENDING ? now : seen;
+}
+
 #include "model_scope.bpf.h"
 
 /* Apply a change of scope RSS to one open unit (missing: the unit already closed). */

@@ -128,6 +128,15 @@ extern __u64 thread_collisions;
 extern __u64 orphan_slices;
 /* a unit's closing thread found marked off-CPU: its switch-in was not seen (see units.bpf.c) */
 extern __u64 switch_in_misses;
+/* a close that could not settle a running slice's handover in time (units.bpf.c) */
+extern __u64 handover_timeouts;
+/* of switch_in_misses, those whose slice was taken from the scheduler's clocks to the ns */
+extern __u64 switch_in_misses_exact;
+/* tracked threads found running on a CPU whose switch to them was not reported (cpu.bpf.c) */
+extern __u64 late_switch_ins;
+/* the untracked threads CPUs were last seen switching to at those misses (unitmeter.h) */
+extern __u32 unseen_after_tid[UM_UNSEEN_SLOTS];
+extern __u64 unseen_after_count[UM_UNSEEN_SLOTS];
 /* baseline: the lock could not be had in time and an update ran without it (see um_lock) */
 extern __u64 lock_timeouts;
 /* The memory timeline's ring (unitmeter.h), its origin (set by the loader before attach; 0: off)
@@ -181,6 +190,9 @@ extern int proc_finish_locked(__u32 tgid, __u64 now);
 
 /* Close an open unit: emit its record and forget it everywhere (defined in units.bpf.c). */
 extern int unit_close_locked(__u32 tgid, __u64 id, __u32 status);
+
+/* A switch-in the tracepoint did not report, made late (defined in cpu.bpf.c). */
+extern int thread_switch_in_late(void);
 
 /* Adopt the current task's mm, every counter read from the kernel (defined in rss.bpf.c). */
 extern int mm_adopt_current_locked(void);

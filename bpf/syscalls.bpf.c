@@ -149,6 +149,9 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 
 	struct um_proc *proc;
 
+	/* a tracked thread running where its CPU's entry names another: a switch-in not seen */
+	if (trust_marks && cpu_running_current(bpf_get_smp_processor_id()) < 0 && current_marked())
+		thread_switch_in_late();
 	/* every write, fork and exit of the machine comes here: the mark before any hash lookup */
 	if ((!is_write(id) && !is_fork(id) && id != NR_exit && id != NR_exit_group) ||
 	    !current_tracked())

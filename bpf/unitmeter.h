@@ -251,8 +251,10 @@ struct um_mm {
 /* threads map value, keyed by tid. */
 struct um_thread {
 	__u32 tgid;
-	__u32 running;
+	__u32 slice_seq;       /* switch-ins seen: the running slice's number in `slice` */
+	__u64 slice;           /* the running slice's handover word (model_pure.bpf.h): 0 off CPU */
 	__u64 on_cpu_since_ns; /* bpf_ktime_get_ns() at switch-in */
+	__u64 in_rq_clock_ns;  /* its runqueue's clock (the scheduler's) at that switch-in */
 	__u64 runtime_seen_ns; /* se.sum_exec_runtime already accounted */
 	__u64 steal_at_in_ns;  /* the CPU's cumulative steal time at switch-in */
 	__u64 last_out_ns;     /* bpf_ktime_get_ns() at the last switch-out */
@@ -284,6 +286,12 @@ static inline __u64 um_cpu_running_entry(__u32 tid, int tracked)
 	return (__u64)tid << 1 | (tracked ? 1 : 0);
 }
 
+/*
+ * Switch-ins not seen (units.bpf.c): the untracked thread a CPU had last been seen switching to
+ * when a unit's closer was found running there unseen, with how often; UM_UNSEEN_SLOTS threads.
+ */
+#define UM_UNSEEN_SLOTS 8
+
 /* units map value, in slot id % UM_UNIT_SLOTS. */
 struct um_unit {
 	__u64 id; /* 0: a free slot */
@@ -306,6 +314,8 @@ struct um_unit {
 	__u64 start_charge_bytes;
 	__u64 peak_charge_bytes;
 	__u64 start_charge_watermark; /* the kernel's high-water mark of the charge at entry */
+	/* the close's instant, set when it begins: no slice is counted past it; 0: open */
+	__u64 end_ns;
 };
 
 /* --- device memory through the CUDA driver API (gpu.bpf.c, gpu.bpf.h) --------------------- */

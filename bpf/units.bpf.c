@@ -23,47 +23,217 @@ struct unit_edge {
 	__u64 closer_steal_ns; /* that CPU's cumulative steal now */
 	__u64 now;
 	__u64 cpu_ns;
+	__u32 slot;
+	__u32 tid;             /* the scope thread being handed over (hand_over_try) */
 };
 
 /*
- * Other scope threads still on a CPU when the unit closes: their running slices so far count,
- * and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop is over
- * CPUs (a handful) rather than every tracked thread.
+ * One look at a scope thread's handover word (model_pure.bpf.h). Returns 1 when the thread is
+ * settled: its part counted here, or left to its switch-out, which has added it by the time
+ * its word is OFF; 0 to look again (its switch-in or switch-out is under way on its CPU).
+ */
+static long hand_over_try(__u64 i, void *arg)
+{
+	struct unit_edge *edge = arg;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->tid);
+	__u64 word, since, next = 0;
+
+	if (!th)
+		return 1; /* gone: its last switch-out added its slice before the entry went */
+	word = *(volatile __u64 *)&th->slice;
+	/* the slice's own switch-in time: written before its word went RUNNING, and unchanged
+	 * while the compare-and-swap below finds the same word (a new slice has a new number) */
+	since = *(volatile __u64 *)&th->on_cpu_since_ns;
+	switch (slice_close_step(word, edge->slot, &next)) {
+	case UM_SLICE_STEP_CLAIM:
+		if (um_cas(&th->slice, word, next) != word)
+			return 0;
+		since = since > edge->start_ns ? since : edge->start_ns;
+		if (edge->now > since)
+			edge->cpu_ns += edge->now - since;
+		return 1;
+	case UM_SLICE_STEP_WAIT:
+		/* without bpf_loop each try is verified apart: spin on the word alone a while */
+		for (int k = 0; k < UM_HANDOVER_SPIN; k++)
+			if (UM_SLICE_STATE(*(volatile __u64 *)&th->slice) != UM_SLICE_STATE(word))
+				break;
+		return 0;
+	case UM_SLICE_STEP_FULL:
+		__sync_fetch_and_add(&handover_timeouts, 1);
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+/* Settle one scope thread found on a CPU (hand_over_try), a bounded number of looks. */
+static __always_inline void hand_over(struct unit_edge *edge, __u32 tid)
+{
+	edge->tid = tid;
+	if (UM_LOOP(UM_HANDOVER_TRIES, hand_over_try, edge) >= UM_HANDOVER_TRIES)
+		__sync_fetch_and_add(&handover_timeouts, 1);
+}
+
+/* Whether a tracked thread's process is in the unit's scope. */
+static __always_inline struct um_proc *scope_proc(struct um_thread *th, __u64 id)
+{
+	__u32 tgid = th->tgid;
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!proc || (proc->units[0] != id && proc->units[1] != id))
+		return NULL;
+	return proc;
+}
+
+/*
+ * One CPU of a close's scan (add_running_slices): a scope thread it runs has its running slice
+ * so far handed over, and its pages charged. Returns the CPU time taken for the unit. A function
+ * verified once, on its own: inlined in the scan, its body (with the baseline's unrolled waits)
+ * was verified once for every possible CPU, and 5.10's verifier refused the programs at 64.
+ */
+__noinline __u64 close_take_cpu(__u64 id, __u64 now, __u64 start_ns, __u32 cpu, __u32 closer_tid)
+{
+	struct unit_edge edge = { .id = id, .now = now, .start_ns = start_ns, .slot = unit_slot(id) };
+	__u64 seen;
+	__u32 tid;
+	struct um_thread *th;
+	struct um_proc *proc;
+
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+	tid = seen >> 1;
+	if (!(seen & 1) || tid == closer_tid)
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	proc = scope_proc(th, id);
+	if (!proc)
+		return 0;
+	cpu_pending_charge(cpu, tid, proc);
+	hand_over(&edge, tid);
+	return edge.cpu_ns;
+}
+
+/*
+ * Other scope threads still on a CPU when the unit closes: their running slices so far count
+ * (handed over), and the pages their CPUs hold. What each CPU runs is in cpu_running, so the loop
+ * is over CPUs (a handful) rather than every tracked thread. A thread switching in on a CPU after
+ * its entry was read here arrives after the close's instant (thread_switch_in); one switching
+ * out is still named by its CPU's entry until its adds are done.
  */
 static __always_inline void add_running_slices(struct unit_edge *edge)
 {
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[CPU_SLOT(cpu)], since;
-		__u32 tid = seen >> 1, tgid;
-		struct um_thread *th;
-		struct um_proc *proc;
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		edge->cpu_ns += close_take_cpu(edge->id, edge->now, edge->start_ns, cpu,
+					       edge->closer_tid);
+}
 
-		if (!(seen & 1) || tid == edge->closer_tid)
-			continue;
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (!th || !th->running)
-			continue;
-		tgid = th->tgid;
-		proc = bpf_map_lookup_elem(&procs, &tgid);
-		if (!proc || (proc->units[0] != edge->id && proc->units[1] != edge->id))
-			continue;
-		cpu_pending_charge(cpu, tid, proc);
-		since = th->on_cpu_since_ns > edge->start_ns ? th->on_cpu_since_ns : edge->start_ns;
-		if (edge->now > since)
-			edge->cpu_ns += edge->now - since;
+/*
+ * Give back the claim of the unit in slot on tid's slice (model_pure.bpf.h) before the slot can
+ * hold another unit, whose close would take it for its own.
+ */
+static __always_inline void unclaim_thread(__u32 slot, __u32 tid)
+{
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 word;
+
+	if (!th)
+		return;
+	/* each failed swap is another close's claim or this slice's switch-out: a few at most */
+	for (int i = 0; i < 4; i++) {
+		word = *(volatile __u64 *)&th->slice;
+		if (UM_SLICE_STATE(word) != UM_SLICE_RUNNING || !slice_claimed_by(word, slot))
+			return;
+		if (um_cas(&th->slice, word, slice_unclaimed(word, slot)) == word)
+			return;
 	}
+	__sync_fetch_and_add(&handover_timeouts, 1);
+}
+
+/*
+ * unclaim_thread for the thread a CPU runs (a claimed slice is still running, so its CPU still
+ * names its thread). Verified once, as close_take_cpu.
+ */
+__noinline int close_unclaim_cpu(__u32 slot, __u32 cpu, __u32 closer_tid)
+{
+	__u64 seen;
+
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = *(volatile __u64 *)&cpu_running[CPU_SLOT(cpu)];
+	if ((seen & 1) && (__u32)(seen >> 1) != closer_tid)
+		unclaim_thread(slot, seen >> 1);
+	return 0;
+}
+
+static __always_inline void unclaim_running(struct unit_edge *edge)
+{
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		close_unclaim_cpu(edge->slot, cpu, edge->closer_tid);
+}
+
+/* Count an unseen switch-in against the untracked thread this CPU was last seen switching to. */
+static long unseen_note(__u64 i, void *arg)
+{
+	__u32 tid = *(__u32 *)arg, slot = i & (UM_UNSEEN_SLOTS - 1);
+	__u32 seen = unseen_after_tid[slot];
+
+	/* a free slot is taken for this thread (or by another CPU for it); another's is passed */
+	if (!seen) {
+		seen = um_cas(&unseen_after_tid[slot], 0, tid);
+		seen = seen ? seen : tid;
+	}
+	if (seen != tid)
+		return 0;
+	__sync_fetch_and_add(&unseen_after_count[slot], 1);
+	return 1;
+}
+_Static_assert((UM_UNSEEN_SLOTS & (UM_UNSEEN_SLOTS - 1)) == 0, "UM_UNSEEN_SLOTS a power of two");
+
+/*
+ * The closing thread's switch-in was not seen: the kernel switched to it without the
+ * sched_switch tracepoint (on these machines, every switch away from the sandbox agent's
+ * threads: docs/limitations.md). It has run without a break since, so its CPU since its last
+ * seen switch-out is its scheduler runtime now (current_runtime_at), with the scheduler's clock
+ * now taken from ours through the offset of the two at its last seen switch-in. Returns that, or
+ * 0 when a clock is missing (the caller keeps the runtime as of the last tick).
+ */
+static __always_inline __u64 unseen_slice(struct unit_edge *edge, struct um_thread *th)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 seen = cpu < UM_MAX_CPUS ? cpu_running[CPU_SLOT(cpu)] : 0, runtime;
+	__u32 after = seen >> 1;
+
+	__sync_fetch_and_add(&switch_in_misses, 1);
+	if (!(seen & 1) && after)
+		UM_LOOP(UM_UNSEEN_SLOTS, unseen_note, &after);
+	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
+		return 0;
+	runtime = current_runtime_at(edge->now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
+	if (runtime <= th->runtime_seen_ns)
+		return 0;
+	runtime -= th->runtime_seen_ns;
+	/* never more than the time since its last seen switch-out (the offset was learned on
+	 * whichever CPU that switch-in ran on) */
+	if (edge->now > th->last_out_ns && runtime > edge->now - th->last_out_ns)
+		runtime = edge->now - th->last_out_ns;
+	__sync_fetch_and_add(&switch_in_misses_exact, 1);
+	return runtime;
 }
 
 /*
  * The closing thread is on its CPU by definition. Its slice so far is the wall-clock span since
- * its switch-in, less the steal inside it. On these machines a switch-in is now and then not
- * seen (the thread is found marked off-CPU), so the scheduler's own count since the last
- * switch-out, exact to the last tick, stands in as a floor; such misses are counted.
+ * its switch-in, less the steal inside it; the close claims it like any other (a close that is
+ * preempted switches its own thread out). A thread found not RUNNING here had its switch-in not
+ * seen (unseen_slice); the scheduler's count as of the last tick is the floor in any case.
  */
 static __always_inline __u64 closer_slice(struct unit_edge *edge)
 {
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->closer_tid);
-	__u64 span = 0, runtime, inside, start_steal;
+	__u64 span = 0, runtime, inside, start_steal, word, next = 0, since = 0, unseen;
+	bool running = false;
 
 	if (!th)
 		return 0;
@@ -71,16 +241,29 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 	start_steal = edge->start_cpu == th->cpu ? edge->start_steal_ns : edge->closer_steal_ns;
 	inside = edge->now > edge->start_ns ? edge->now - edge->start_ns : 0;
 	inside = on_cpu_span(inside, start_steal, edge->closer_steal_ns);
-	if (!th->running)
-		__sync_fetch_and_add(&switch_in_misses, 1);
-	else if (th->on_cpu_since_ns > edge->start_ns)
-		span = edge->now > th->on_cpu_since_ns ?
-		       on_cpu_span(edge->now - th->on_cpu_since_ns, th->steal_at_in_ns,
-				   edge->closer_steal_ns) : 0;
-	else
-		span = inside; /* on its CPU since before the unit began */
+	for (int i = 0; i < 4 && !running; i++) {
+		word = *(volatile __u64 *)&th->slice;
+		since = *(volatile __u64 *)&th->on_cpu_since_ns;
+		if (slice_close_step(word, edge->slot, &next) != UM_SLICE_STEP_CLAIM)
+			break;
+		running = um_cas(&th->slice, word, next) == word;
+	}
 	runtime = CURRENT_READ(se.sum_exec_runtime);
 	runtime = runtime > th->runtime_seen_ns ? runtime - th->runtime_seen_ns : 0;
+	if (!running) {
+		unseen = unseen_slice(edge, th);
+		if (unseen > runtime)
+			runtime = unseen;
+	} else if (since >= edge->now) {
+		/* preempted while its close fixed the instant: its switch-out fixed it, and added
+		 * the slice before; this one began after */
+		return 0;
+	} else if (since > edge->start_ns) {
+		span = edge->now > since ?
+		       on_cpu_span(edge->now - since, th->steal_at_in_ns, edge->closer_steal_ns) : 0;
+	} else {
+		span = inside; /* on its CPU since before the unit began */
+	}
 	/* accounted up to a switch-out before the unit began: only the part inside counts */
 	if (th->last_out_ns < edge->start_ns && runtime > inside)
 		runtime = inside;
@@ -94,22 +277,28 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
  */
 __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 {
-	struct unit_edge edge = { .id = id, .now = bpf_ktime_get_ns() };
+	struct unit_edge edge = { .id = id };
 	struct um_unit_record *rec;
 	struct um_proc *owner;
 	struct um_unit *unit;
 	__u64 peak_charge;
+	bool others;
 
 	unit = unit_get(id);
 	if (!unit)
 		return 0;
+	edge.slot = unit_slot(id);
+	/* the close's instant (model.bpf.h), before any slice is looked at: switch-outs count
+	 * nothing past it (the exchange is a full barrier before the reads of cpu_running below) */
+	um_xchg(&unit->end_ns, UM_EDGE_PENDING);
+	edge.now = unit_edge_settle(&unit->end_ns);
 	peak_charge = charge_unit_close_locked(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
 	if (owner && current_tgid() == tgid)
 		cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(),
 				   owner);
-	edge.start_ns = unit->start_ns;
+	edge.start_ns = unit_edge_settle(&unit->start_ns);
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
@@ -117,7 +306,8 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	edge.cpu_ns = closer_slice(&edge);
 	/* a single-threaded process that forked nothing inside the unit (most fits) has no other
 	 * thread in scope that could be running */
-	if (!owner || unit->processes != 1 || owner->live_threads != 1)
+	others = !owner || unit->processes != 1 || owner->live_threads != 1;
+	if (others)
 		add_running_slices(&edge);
 	if (owner) {
 		struct um_mm *mm = owner->mm ? bpf_map_lookup_elem(&mms, &owner->mm) : NULL;
@@ -141,7 +331,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		rec->spec = unit->spec;
 		rec->status = status;
 		rec->id = id;
-		rec->start_ns = unit->start_ns;
+		rec->start_ns = edge.start_ns;
 		rec->end_ns = edge.now;
 		rec->cpu_ns = unit->cpu_ns + edge.cpu_ns;
 		rec->start_rss_bytes = unit->start_rss_bytes;
@@ -162,25 +352,45 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		bpf_ringbuf_submit(rec, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
+	unclaim_thread(edge.slot, edge.closer_tid);
+	if (others)
+		unclaim_running(&edge);
 	/* free the slot: charges still in flight on other CPUs no longer match its id */
 	um_cas(&unit->id, id, 0);
 	return 0;
 }
 
-/* A unit opens: what CPUs hold for the process's other running threads goes to the units before. */
-static __always_inline void charge_sibling_pages(struct um_proc *proc, __u32 tgid)
+/*
+ * One CPU at a unit's open: what it holds for another running thread of process tgid goes to the
+ * units before. Verified once, as close_take_cpu (inlined: once for every possible CPU).
+ */
+__noinline int open_charge_cpu(__u32 cpu, __u32 tgid)
 {
-	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++) {
-		__u64 seen = cpu_running[CPU_SLOT(cpu)];
-		__u32 tid = seen >> 1;
-		struct um_thread *th;
+	struct um_thread *th;
+	struct um_proc *proc;
+	__u64 seen;
+	__u32 tid;
 
-		if (!(seen & 1))
-			continue;
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (th && th->tgid == tgid)
-			cpu_pending_charge(cpu, tid, proc);
-	}
+	if (cpu >= UM_MAX_CPUS)
+		return 0;
+	seen = cpu_running[CPU_SLOT(cpu)];
+	tid = seen >> 1;
+	if (!(seen & 1))
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || th->tgid != tgid)
+		return 0;
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc)
+		cpu_pending_charge(cpu, tid, proc);
+	return 0;
+}
+
+/* A unit opens: what CPUs hold for the process's other running threads goes to the units before. */
+static __always_inline void charge_sibling_pages(__u32 tgid)
+{
+	for (__u32 cpu = 0; cpu < nr_possible_cpus && cpu < UM_MAX_CPUS; cpu++)
+		open_charge_cpu(cpu, tgid);
 }
 
 struct slot_search {
@@ -231,7 +441,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	/* pages allocated before the unit are not the unit's: charge what CPUs hold for them */
 	cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(), proc);
 	if (proc->live_threads > 1)
-		charge_sibling_pages(proc, tgid);
+		charge_sibling_pages(tgid);
 	claimed = unit_claim_slot(seq);
 	if (claimed < 0)
 		return;
@@ -249,7 +459,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	/* every field before the id: until the id is there, nothing is charged to the slot */
 	unit->pid = tgid;
 	unit->spec = spec;
-	unit->start_ns = bpf_ktime_get_ns();
+	unit->start_ns = UM_EDGE_PENDING; /* fixed once the unit is listed, below */
 	unit->start_steal_ns = current_cpu_steal_ns();
 	unit->start_cpu = bpf_get_smp_processor_id();
 	unit->rss_bytes = rss;
@@ -261,6 +471,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	unit->output_bytes = 0;
 	unit->tmp_output_bytes = 0;
 	unit->processes = 1;
+	unit->end_ns = 0;
 	/* not live_threads: a helper joined just before this call may not have switched out dead
 	 * yet (seen in guests: one thread too many); never more than live_threads */
 	live = proc->live_threads;
@@ -273,6 +484,8 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	units_push(proc->units, id);
 	if (mm)
 		units_push(mm->units, id);
+	/* listed: a switch-out that did not see it ended its slice before this instant */
+	unit_edge_settle(&unit->start_ns);
 }
 
 /*

@@ -20,4 +20,15 @@
 #include "unitmeter.h"
 #include "model_pure.bpf.h"
 
+/* A spin-wait's hint to the core that another thread holds it (pause; yield on arm64), for the
+ * racing threads of the tests. */
+static inline void spin_hint(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 #endif

@@ -129,16 +129,6 @@ static void round_end(unsigned int round)
 	__atomic_store_n(&race.round, round + 1, __ATOMIC_RELEASE);
 }
 
-/* a spin-wait's hint to the core that another thread holds it (pause; yield on arm64) */
-static inline void spin_hint(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 static void *racer(void *arg)
 {
 	unsigned int me = (unsigned int)(intptr_t)arg;

@@ -30,6 +30,40 @@ static void set_exit_fields(json_t *obj, bool known, int status)
 }
 
 /* A tmp_output_bytes figure: null when no tmp dir was found. */
+/*
+ * The programs as the kernel ran them: each loaded program's runs it skipped (recursion_misses,
+ * null before 5.12), the closes that could not settle a running slice's handover, and the
+ * switch-ins sched_switch never reported: those made late (at the thread's next system call),
+ * those a unit's close still found (its closer running unseen) and how many of them it took to
+ * the ns from the scheduler's clocks, and the untracked threads their CPUs had last been seen
+ * switching to (the kernel skipped the switch away from them).
+ */
+static json_t *bpf_json(const struct tracer_counters *c)
+{
+	json_t *progs = json_object(), *after = json_array();
+
+	for (int i = 0; i < UM_UNSEEN_SLOTS; i++) {
+		const struct tracer_unseen_after *u = &c->unseen_after[i];
+
+		if (u->tid)
+			json_array_append_new(
+				after, json_pack("{s:I, s:o, s:o, s:I}", "tid", (json_int_t)u->tid,
+						 "pid", u->pid >= 0 ? json_integer(u->pid) : json_null(),
+						 "comm", u->comm[0] ? json_string(u->comm) : json_null(),
+						 "count", (json_int_t)u->count));
+	}
+	for (size_t i = 0; i < c->n_progs; i++)
+		json_object_set_new(progs, c->progs[i].name,
+				    c->progs[i].known
+					    ? json_integer((json_int_t)c->progs[i].recursion_misses)
+					    : json_null());
+	return json_pack("{s:o, s:I, s:{s:I, s:I, s:I, s:o}}", "recursion_misses", progs,
+			 "handover_timeouts", (json_int_t)c->handover_timeouts, "switch_ins_unseen",
+			 "made_late", (json_int_t)c->late_switch_ins, "at_close",
+			 (json_int_t)c->switch_in_misses, "at_close_exact",
+			 (json_int_t)c->switch_in_misses_exact, "after", after);
+}
+
 static json_t *tmp_bytes_json(uint64_t bytes)
 {
 	return bytes == UM_TMP_UNKNOWN ? json_null() : json_integer((json_int_t)bytes);
@@ -244,6 +278,7 @@ static json_t *run_json(const struct run_record *r)
 			    json_integer((json_int_t)c->thread_collisions));
 	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));
 	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)c->switch_in_misses));
+	json_object_set_new(run, "bpf", bpf_json(c));
 	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
 	 * updates ran unlocked, and a figure they touched may be off by one change */
 	json_object_set_new(run, "tracing",

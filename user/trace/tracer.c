@@ -824,6 +824,58 @@ static void stop_holding(struct tracer *t)
 	tracer__service_held(t);
 }
 
+/* Each loaded program's skipped runs, as the kernel counts them (struct tracer_prog_misses). */
+static void read_prog_misses(struct tracer *t, struct tracer_counters *c)
+{
+	struct bpf_program *prog;
+
+	c->n_progs = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct tracer_prog_misses *m = &c->progs[c->n_progs];
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || c->n_progs >= TRACER_MAX_PROGS)
+			continue;
+		snprintf(m->name, sizeof(m->name), "%s", bpf_program__name(prog));
+		/* a kernel older than the field fills less of the struct than it ends at */
+		m->known = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+			   len >= offsetof(struct bpf_prog_info, recursion_misses) +
+					  sizeof(info.recursion_misses);
+		m->recursion_misses = m->known ? info.recursion_misses : 0;
+		c->n_progs++;
+	}
+}
+
+/* What thread tid of the machine is: its process and name, from /proc while it lives. */
+static void describe_thread(struct tracer_unseen_after *u)
+{
+	char path[64], line[128];
+	FILE *f;
+
+	u->pid = -1;
+	u->comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/status", u->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			size_t len = strcspn(line + 6, "\n");
+
+			/* a task's name is at most 15 bytes (TASK_COMM_LEN) */
+			if (len >= sizeof(u->comm))
+				len = sizeof(u->comm) - 1;
+			memcpy(u->comm, line + 6, len);
+			u->comm[len] = '\0';
+		} else if (sscanf(line, "Tgid:\t%d", &u->pid) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+}
+
 static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
 	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
@@ -834,6 +886,16 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->thread_collisions = t->skel->bss->thread_collisions;
 	c->orphan_slices = t->skel->bss->orphan_slices;
 	c->switch_in_misses = t->skel->bss->switch_in_misses;
+	c->handover_timeouts = t->skel->bss->handover_timeouts;
+	c->switch_in_misses_exact = t->skel->bss->switch_in_misses_exact;
+	c->late_switch_ins = t->skel->bss->late_switch_ins;
+	for (int i = 0; i < UM_UNSEEN_SLOTS; i++) {
+		c->unseen_after[i].tid = t->skel->bss->unseen_after_tid[i];
+		c->unseen_after[i].count = t->skel->bss->unseen_after_count[i];
+		if (c->unseen_after[i].tid)
+			describe_thread(&c->unseen_after[i]);
+	}
+	read_prog_misses(t, c);
 	c->lock_timeouts = t->skel->bss->lock_timeouts;
 	c->charge_known = t->skel->bss->charge_memcg != 0;
 	c->group_peak_charge_bytes = t->skel->bss->group_peak_charge_bytes;

@@ -51,6 +51,19 @@ struct tracer_config {
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
 typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
 
+/*
+ * A loaded program's runs the kernel skipped (bpf_prog_info.recursion_misses, since 5.12): a
+ * tracepoint or probe that fired while the same program was already running on that CPU.
+ */
+struct tracer_prog_misses {
+	char name[64];
+	bool known; /* the kernel reports the figure */
+	uint64_t recursion_misses;
+};
+
+/* Programs a skeleton holds (44 today), with room to grow. */
+#define TRACER_MAX_PROGS 96
+
 struct tracer_counters {
 	uint64_t group_peak_rss_bytes;
 	int64_t group_rss_bytes;
@@ -60,6 +73,16 @@ struct tracer_counters {
 	uint64_t thread_collisions;
 	uint64_t orphan_slices;
 	uint64_t switch_in_misses;
+	uint64_t handover_timeouts; /* closes that could not settle a running slice in time */
+	uint64_t switch_in_misses_exact; /* of switch_in_misses, slices taken to the ns */
+	uint64_t late_switch_ins;        /* unseen switch-ins made at the thread's next syscall */
+	/* the untracked threads CPUs had last been seen switching to at those misses */
+	struct tracer_unseen_after {
+		uint32_t tid;
+		uint64_t count;
+		int pid;       /* its process, -1 when gone */
+		char comm[16]; /* "" when gone */
+	} unseen_after[UM_UNSEEN_SLOTS];
 	uint64_t lock_timeouts; /* baseline build: updates that ran without the lock */
 	/* the memory cgroup's charge: its peak as read, and the kernel's high-water mark when the
 	 * cgroup was first seen and at the end (charge_known: it was seen at all) */
@@ -71,6 +94,8 @@ struct tracer_counters {
 	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
 	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
 	struct gpu_counters gpu; /* device memory through the CUDA driver API */
+	size_t n_progs;
+	struct tracer_prog_misses progs[TRACER_MAX_PROGS];
 };
 
 /* A tracked process still alive when tracing stops, with its slices closed at that moment. */
