@@ -132,32 +132,11 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	um_unlock(held);
 }
 /*
- * When the current thread, found running unseen at now, got its CPU: it has run without a break
- * since (a switch away from it is seen), so as long before now as the CPU it has used since its
- * last seen switch-out (the scheduler's runtime as of now, its clock taken from ours through the
- * offset of the two at the last seen switch-in). Never before that switch-out; now when a clock
- * is missing.
- */
-static __always_inline __u64 unseen_since(const struct um_thread *th, __u64 now)
-{
-	__u64 runtime, ran, since;
-
-	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
-		return now;
-	runtime = current_runtime_at(now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
-	if (runtime <= th->runtime_seen_ns)
-		return now;
-	ran = runtime - th->runtime_seen_ns;
-	since = ran < now ? now - ran : 0;
-	return since > th->last_out_ns ? since : th->last_out_ns;
-}
-
-/*
  * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
  * switch-in was not seen (the kernel made that switch without the sched_switch tracepoint:
  * docs/limitations.md). Make it now, as of now: a close from here on finds it, and its
  * switch-out counts its runtime (exact: the scheduler's) for this slice, which begins when the
- * unseen switch was made (unseen_since): a unit that opened in between is clipped at its start.
+ * unseen switch was made (as long before now as unseen_run_ns): a unit that opened in between is clipped at its start.
  * Placing the switch at the scheduler's own stamp (sched_info.last_arrival) was tried: the
  * stamp is not reliably that switch's on this kernel, and units came out milliseconds high;
  * taken as of now, the CPU before it went to a unit that opened in between.
@@ -180,7 +159,7 @@ __noinline int thread_switch_in_late(void)
 	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
 		goto out;
 	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
-	since = unseen_since(th, now);
+	since = now - unseen_run_ns(th, now);
 	/* the two clocks' offset stays that of the last seen switch-in: both move by as much */
 	if (th->in_rq_clock_ns)
 		th->in_rq_clock_ns += since - th->on_cpu_since_ns;

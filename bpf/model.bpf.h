@@ -71,6 +71,29 @@ static __always_inline __u64 unit_edge_settle(__u64 *edge)
 	return seen == UM_EDGE_PENDING ? now : seen;
 }
 
+/*
+ * The CPU the current thread, tracked but found running unseen at now (its switch-in made
+ * without the sched_switch tracepoint), has used since its last seen switch-out: it has run
+ * without a break since (a switch away from it is seen). The scheduler's runtime as of now, its
+ * clock taken from ours through the two clocks' offset at the last seen switch-in; never more
+ * than the time since that switch-out (the offset was learned on whichever CPU that switch-in
+ * ran on). 0 when a clock is missing.
+ */
+static __always_inline __u64 unseen_run_ns(const struct um_thread *th, __u64 now)
+{
+	__u64 runtime;
+
+	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
+		return 0;
+	runtime = current_runtime_at(now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
+	if (runtime <= th->runtime_seen_ns)
+		return 0;
+	runtime -= th->runtime_seen_ns;
+	if (now > th->last_out_ns && runtime > now - th->last_out_ns)
+		runtime = now - th->last_out_ns;
+	return runtime;
+}
+
 #include "model_scope.bpf.h"
 
 /* Apply a change of scope RSS to one open unit (missing: the unit already closed). */

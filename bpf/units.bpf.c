@@ -195,10 +195,9 @@ _Static_assert((UM_UNSEEN_SLOTS & (UM_UNSEEN_SLOTS - 1)) == 0, "UM_UNSEEN_SLOTS 
 /*
  * The closing thread's switch-in was not seen: the kernel switched to it without the
  * sched_switch tracepoint (on these machines, every switch away from the sandbox agent's
- * threads: docs/limitations.md). It has run without a break since, so its CPU since its last
- * seen switch-out is its scheduler runtime now (current_runtime_at), with the scheduler's clock
- * now taken from ours through the offset of the two at its last seen switch-in. Returns that, or
- * 0 when a clock is missing (the caller keeps the runtime as of the last tick).
+ * threads: docs/limitations.md). Returns its CPU since its last seen switch-out, to the ns
+ * (unseen_run_ns), or 0 when a clock is missing (the caller keeps the runtime as of the last
+ * tick).
  */
 static __always_inline __u64 unseen_slice(struct unit_edge *edge, struct um_thread *th)
 {
@@ -209,17 +208,9 @@ static __always_inline __u64 unseen_slice(struct unit_edge *edge, struct um_thre
 	__sync_fetch_and_add(&switch_in_misses, 1);
 	if (!(seen & 1) && after)
 		UM_LOOP(UM_UNSEEN_SLOTS, unseen_note, &after);
-	if (!th->in_rq_clock_ns || !th->on_cpu_since_ns)
-		return 0;
-	runtime = current_runtime_at(edge->now + (th->in_rq_clock_ns - th->on_cpu_since_ns));
-	if (runtime <= th->runtime_seen_ns)
-		return 0;
-	runtime -= th->runtime_seen_ns;
-	/* never more than the time since its last seen switch-out (the offset was learned on
-	 * whichever CPU that switch-in ran on) */
-	if (edge->now > th->last_out_ns && runtime > edge->now - th->last_out_ns)
-		runtime = edge->now - th->last_out_ns;
-	__sync_fetch_and_add(&switch_in_misses_exact, 1);
+	runtime = unseen_run_ns(th, edge->now);
+	if (runtime)
+		__sync_fetch_and_add(&switch_in_misses_exact, 1);
 	return runtime;
 }
 
