@@ -474,6 +474,28 @@ static int track_threads(struct tracer *t, pid_t pid, struct um_proc *proc, bool
 	return proc->live_threads ? 0 : -ESRCH;
 }
 
+/*
+ * A process found running (attach, adopted): its RSS members as /proc/PID/status has them, as the
+ * figures it starts from and its peak so far. 0, or -errno when it is gone.
+ */
+static int rss_from_proc(pid_t pid, struct um_proc *proc)
+{
+	char path[64], *status;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status = um_read_text(path);
+	if (!status)
+		return -errno;
+	proc->initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
+	proc->initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
+	proc->initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
+	free(status);
+	proc->peak_rss_bytes = proc->initial_member_bytes[UM_MM_ANONPAGES] +
+			       proc->initial_member_bytes[UM_MM_FILEPAGES] +
+			       proc->initial_member_bytes[UM_MM_SHMEMPAGES];
+	return 0;
+}
+
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 {
 	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
@@ -492,25 +514,16 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &th, BPF_ANY))
 			err = -errno;
 	} else {
-		char path[64], *status;
 		uint64_t rss;
 
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		status = um_read_text(path);
-		if (!status)
-			return -errno;
-		proc.initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
-		proc.initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
-		proc.initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
-		free(status);
-		rss = proc.initial_member_bytes[UM_MM_ANONPAGES] +
-		      proc.initial_member_bytes[UM_MM_FILEPAGES] +
-		      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
+		err = rss_from_proc(pid, &proc);
+		if (err < 0)
+			return err;
+		rss = proc.peak_rss_bytes;
 		/* the process's mm is learned on its next RSS change; until then /proc stands in */
 		t->skel->bss->group_rss_bytes += rss;
 		if (rss > t->skel->bss->group_peak_rss_bytes)
 			t->skel->bss->group_peak_rss_bytes = rss;
-		proc.peak_rss_bytes = rss;
 		err = track_threads(t, pid, &proc, false);
 	}
 	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
@@ -548,25 +561,17 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 {
 	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
 	struct um_proc_start rec = { .type = UM_REC_PROC_START, .pid = pid, .ppid = ppid };
-	char path[64], *status, *comm;
+	char path[64], *comm;
 	__u32 key = pid;
 	uint64_t rss;
 	int err;
 
 	if (tracer__tracked(t, pid))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	status = um_read_text(path);
-	if (!status)
-		return -errno;
-	proc.initial_member_bytes[UM_MM_ANONPAGES] = status_kib(status, "RssAnon:");
-	proc.initial_member_bytes[UM_MM_FILEPAGES] = status_kib(status, "RssFile:");
-	proc.initial_member_bytes[UM_MM_SHMEMPAGES] = status_kib(status, "RssShmem:");
-	free(status);
-	rss = proc.initial_member_bytes[UM_MM_ANONPAGES] +
-	      proc.initial_member_bytes[UM_MM_FILEPAGES] +
-	      proc.initial_member_bytes[UM_MM_SHMEMPAGES];
-	proc.peak_rss_bytes = rss;
+	err = rss_from_proc(pid, &proc);
+	if (err < 0)
+		return err;
+	rss = proc.peak_rss_bytes;
 	err = track_threads(t, pid, &proc, true);
 	if (err)
 		return err;
