@@ -85,13 +85,28 @@ static json_t *pool_end(struct pool *p)
 	return truth;
 }
 
-static void attach_and_go(struct attach_run *a, const struct pool *p)
+/*
+ * tools/workloads/pool MODE with pool_args, attached at its parent (with --no-children unless
+ * children) once its processes are up, and told to go once the attach is ready; attach's result
+ * into a->r, the pool's truth returned once it has ended.
+ */
+static json_t *pool_attached(struct attach_run *a, const char *mode,
+			     const char *const *pool_args, bool children)
 {
+	char pidtext[16], exe[PATH_MAX];
+	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd",
+			       a->fd_text, children ? NULL : "--no-children", NULL };
+	struct pool p;
 	pthread_t th;
 
+	a->args = args;
+	pool_start(&p, mode, pool_args);
+	snprintf(pidtext, sizeof(pidtext), "%d", p.pid);
+	snprintf(exe, sizeof(exe), "%s:fit_unit", workload("pool"));
 	attach_start(a, &th);
-	pool_go(p);
+	pool_go(&p);
 	cr_assert_eq(pthread_join(th, NULL), 0);
+	return pool_end(&p);
 }
 
 static size_t units_of_pid(const json_t *units, long pid, double *cpu_s, double *delta_min)
@@ -116,21 +131,11 @@ Test(run, attach_takes_the_workers_a_parent_had_forked)
 {
 	const char *pool_args[] = { "--workers", "3", "--units", "4", "--unit-mib", "16",
 				    "--cpu-ms", "100", NULL };
-	char pidtext[16], exe[PATH_MAX];
 	struct attach_run a;
-	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
-			       NULL };
-
-	a.args = args;
-	struct pool p;
 	json_t *truth, *w;
 	size_t i;
 
-	pool_start(&p, "workers", pool_args);
-	snprintf(pidtext, sizeof(pidtext), "%d", p.pid);
-	snprintf(exe, sizeof(exe), "%s:fit_unit", workload("pool"));
-	attach_and_go(&a, &p);
-	truth = pool_end(&p);
+	truth = pool_attached(&a, "workers", pool_args, true);
 	cr_assert_eq(a.r.status, 0, "%s", a.r.err);
 	cr_assert_not_null(a.r.manifest);
 	cr_expect_eq(json_array_size(jget(truth, "workers")), WORKERS);
@@ -165,20 +170,10 @@ Test(run, attach_no_children_leaves_the_workers_out)
 {
 	const char *pool_args[] = { "--workers", "3", "--units", "1", "--unit-mib", "1",
 				    "--cpu-ms", "20", NULL };
-	char pidtext[16], exe[PATH_MAX];
 	struct attach_run a;
-	const char *args[] = { "attach", "-q", "--no-children", "-p", pidtext, "--unit", exe,
-			       "--ready-fd", a.fd_text, NULL };
-
-	a.args = args;
-	struct pool p;
 	json_t *truth;
 
-	pool_start(&p, "workers", pool_args);
-	snprintf(pidtext, sizeof(pidtext), "%d", p.pid);
-	snprintf(exe, sizeof(exe), "%s:fit_unit", workload("pool"));
-	attach_and_go(&a, &p);
-	truth = pool_end(&p);
+	truth = pool_attached(&a, "workers", pool_args, false);
 	cr_assert_eq(a.r.status, 0, "%s", a.r.err);
 	cr_expect_eq(json_array_size(a.r.units), 0, "units of workers forked before the attach");
 	cr_expect_eq(jnum(jget(a.r.manifest, "run"), "processes"), 1);
@@ -191,21 +186,11 @@ Test(run, attach_misses_no_process_forked_during_the_walk)
 {
 	/* a second of forking: in an emulated 5.10 guest 300 ms made fewer than 20 grandchildren */
 	const char *pool_args[] = { "--churn-ms", "1000", NULL };
-	char pidtext[16], exe[PATH_MAX];
 	struct attach_run a;
-	const char *args[] = { "attach", "-q", "-p", pidtext, "--unit", exe, "--ready-fd", a.fd_text,
-			       NULL };
-
-	a.args = args;
-	struct pool p;
 	json_t *truth, *pid;
 	size_t i;
 
-	pool_start(&p, "churn", pool_args);
-	snprintf(pidtext, sizeof(pidtext), "%d", p.pid);
-	snprintf(exe, sizeof(exe), "%s:fit_unit", workload("pool"));
-	attach_and_go(&a, &p);
-	truth = pool_end(&p);
+	truth = pool_attached(&a, "churn", pool_args, true);
 	cr_assert_eq(a.r.status, 0, "%s", a.r.err);
 	cr_assert_gt(json_array_size(jget(truth, "unit_pids")), 10, "too few forks to prove anything");
 	cr_expect_eq(json_array_size(a.r.units), json_array_size(jget(truth, "unit_pids")),
