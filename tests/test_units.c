@@ -217,7 +217,8 @@ static void expect_handover_exact(bool neighbour)
 	size_t i, outside = 0, timeouts;
 	bool per_cpu;
 	double worst = 0;
-	char *unseen;
+	char *unseen, seen[1024] = "";
+	size_t seen_len = 0;
 
 	for (int k = 0; neighbour && k < 2; k++) {
 		busy[k] = fork();
@@ -246,12 +247,12 @@ static void expect_handover_exact(bool neighbour)
 		double cpu = jnum(u, "cpu_s") * 1e9, lo = jnum(t, "cpu_ns"), hi = jnum(t, "cpu_hi_ns");
 		double off = cpu < lo ? cpu - lo : cpu > hi ? cpu - hi : 0;
 
-		if (fabs(off) > 1e5) {
-			if (outside++ < 5)
-				cr_log_error("unit %zu: cpu %.1f us, its threads' clocks %.1f to %.1f us "
-					     "(wall %.1f us, %.0f threads)", i, cpu / 1e3, lo / 1e3,
-					     hi / 1e3, jnum(u, "wall_s") * 1e6, jnum(u, "threads"));
-		}
+		if (fabs(off) > 1e5 && outside++ < 5 && seen_len < sizeof(seen))
+			seen_len += snprintf(seen + seen_len, sizeof(seen) - seen_len,
+					     "\n  unit %zu: cpu %.1f us, its threads' clocks %.1f to "
+					     "%.1f us (wall %.1f us, %.0f threads)", i, cpu / 1e3,
+					     lo / 1e3, hi / 1e3, jnum(u, "wall_s") * 1e6,
+					     jnum(u, "threads"));
 		if (fabs(off) > fabs(worst))
 			worst = off;
 	}
@@ -265,9 +266,13 @@ static void expect_handover_exact(bool neighbour)
 	unseen = json_dumps(jget(bpf, "switch_ins_unseen"), JSON_COMPACT);
 	cr_expect_leq(outside, timeouts, "%zu of %s units outside their threads' clocks by more than "
 		      "0.1 ms (worst %+.1f us); switch_ins_unseen %s, handover_timeouts %.0f, "
-		      "lock_timeouts %.0f (%s build)", outside, units, worst / 1e3, unseen,
+		      "lock_timeouts %.0f (%s build)%s", outside, units, worst / 1e3, unseen,
 		      jnum(bpf, "handover_timeouts"), jnum(tracing, "lock_timeouts"),
-		      per_cpu ? "per-CPU" : "baseline");
+		      per_cpu ? "per-CPU" : "baseline", seen);
+	/* the units the allowance took, for the log: info, since Criterion's exit status counts
+	 * a logged error or warning as a failure (CI's 6.1 cell: 58 of 58 passed, exit 1) */
+	if (outside && outside <= timeouts)
+		cr_log_info("%zu units outside, within the allowance:%s", outside, seen);
 	free(unseen);
 	/* the per-CPU build waits out any switch under way; the baseline's close a bounded while,
 	 * which one host thread emulating both vCPUs in turn can outlast (6.1's guest: a few) */
