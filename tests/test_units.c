@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include "helpers.h"
 
 TestSuite(units, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
@@ -161,7 +162,8 @@ Test(units, page_allocs_of_the_unit_its_threads_and_child)
  * that interval. On real hardware the two differ by microseconds; in an emulated guest the
  * probes take milliseconds (2% of a 250 ms unit, measured: the first unit of a run the most).
  */
-static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *threads)
+static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *threads,
+			    const char *uprobe_links)
 {
 	const char *mode[] = { "--mode", "cpu", "--units", units, "--cpu-ms", cpu_ms, "--threads", threads, NULL };
 	struct um_result r;
@@ -169,6 +171,9 @@ static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *t
 	size_t i;
 
 	cr_assert_eq(json_array_size(list), (size_t)atoi(units), "%s", r.err);
+	if (uprobe_links)
+		cr_expect_str_eq(json_string_value(jget(jget(jget(r.manifest, "run"), "tracing"),
+							"uprobe_links")), uprobe_links);
 	truth = jget(r.truth, "units");
 	json_array_foreach(list, i, u) {
 		double cpu = jnum(u, "cpu_s"), body = jnum(json_array_get(truth, i), "cpu_ns") / 1e9,
@@ -188,12 +193,39 @@ static void expect_unit_cpu(const char *units, const char *cpu_ms, const char *t
 
 Test(units, cpu_within_2_percent_of_thread_clocks)
 {
-	expect_unit_cpu("3", "250", "1");
+	expect_unit_cpu("3", "250", "1", NULL);
 }
 
 Test(units, multithreaded_unit_counts_every_thread)
 {
-	expect_unit_cpu("2", "300", "3");
+	expect_unit_cpu("2", "300", "3", NULL);
+}
+
+/* Whether the kernel's BTF names the multi-uprobe link's attach type (6.6 on). */
+static bool kernel_has_uprobe_multi(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	bool found = false;
+
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		found = found || !strcmp(btf__name_by_offset(btf, btf_enum(t)[i].name_off),
+					 "BPF_TRACE_UPROBE_MULTI");
+	btf__free(btf);
+	return found;
+}
+
+/*
+ * The unit probes are multi-uprobe links where the kernel makes them, perf events elsewhere
+ * (user/trace/uprobe_link.c): the manifest says which, and either way a unit counts its threads'
+ * CPU. UNITMETER_UPROBE_LINK=perf takes perf events where multi-uprobe links exist too.
+ */
+Test(units, multi_uprobe_links_and_perf_events_count_alike)
+{
+	expect_unit_cpu("2", "100", "2", kernel_has_uprobe_multi() ? "multi" : "perf");
+	setenv("UNITMETER_UPROBE_LINK", "perf", 1);
+	expect_unit_cpu("2", "100", "2", "perf");
 }
 
 /*

@@ -75,13 +75,13 @@ def run_none(cmd):
     return {"wall_s": wall, "truth": last_json(proc.stdout)}
 
 
-def run_unitmeter(cmd, units=()):
+def run_unitmeter(cmd, units=(), env=None):
     with tempfile.TemporaryDirectory() as tmp:
         manifest = os.path.join(tmp, "run.json")
         args = [UNITMETER, "run", "-q", "-o", manifest]
         for spec in units:
             args += ["--unit", spec]
-        wall, proc = timed(args + ["--"] + cmd)
+        wall, proc = timed(args + ["--"] + cmd, env=env)
         try:
             with open(manifest) as f:
                 m = json.load(f)
@@ -406,21 +406,31 @@ def overhead(report, quick):
 
 # --- unitmeter's own cost and per-event costs -----------------------------------------------
 
+def uprobe_links_here(cmd):
+    """How this kernel's runs attach their uprobes: "multi" or "perf" (run.tracing)."""
+    r = run_unitmeter(cmd, units=("fit_unit",))
+    return ((r.get("manifest") or {}).get("run", {}).get("tracing", {}).get("uprobe_links"))
+
+
 def fixed_cost(report, quick):
     """What a run costs beyond its command: unitmeter with 0, 1 and 5 unit specs on a command
     that does nothing but call each unit function once, beside bpftrace with one uprobe pair and
     perf stat on the same command. Interleaved, medians less the bare command's. Each run starts
     half a second after the one before: the kernel releases the probes of a run after it ended
     (unitmeter's child, bpftrace's exit), and a probe attached meanwhile waits for that; the
-    back-to-back row shows what a tight loop of runs pays."""
+    back-to-back rows show what a tight loop of runs pays, with the uprobes as multi-uprobe
+    links and as perf events where the kernel makes the first (issue #34)."""
     n = 5 if quick else 9
     noop = w("noop")
     specs = ["fit_unit", "fit_b", "fit_c", "fit_d", "fit_e"]
     bt = "uprobe:%s:fit_unit {} uretprobe:%s:fit_unit {}" % (noop[0], noop[0])
-    walls = {k: [] for k in ("bare", "um0", "um1", "um5", "bpftrace", "perf", "um1_tight")}
+    walls = {k: [] for k in ("bare", "um0", "um1", "um5", "bpftrace", "perf", "um1_tight",
+                             "um5_tight", "um1_tight_perf", "um5_tight_perf")}
+    # perf-event uprobes where the kernel makes multi-uprobe links (user/trace/uprobe_link.h)
+    perf_links = dict(os.environ, UNITMETER_UPROBE_LINK="perf")
 
-    def unitmeter(k, units):
-        r = run_unitmeter(noop, units=units)
+    def unitmeter(k, units, env=None):
+        r = run_unitmeter(noop, units=units, env=env)
         walls[k].append(r["wall_s"])
         got = len(r["manifest"]["units"]) if r.get("manifest") else -1
         if got != len(units):
@@ -439,9 +449,16 @@ def fixed_cost(report, quick):
         wall, proc = timed(["perf", "stat", "-e", "task-clock", "--"] + noop)
         check_exit("perf stat", noop, proc)
         walls["perf"].append(wall)
-    time.sleep(0.5)
-    for _ in range(n):
-        unitmeter("um1_tight", specs[:1])
+    # back to back: each run attaches while the last one's probes are being released; the
+    # two kinds of uprobe link in turn, a pause between the blocks
+    links = "multi" if uprobe_links_here(noop) == "multi" else None
+    for k, units in (("um1_tight", specs[:1]), ("um5_tight", specs)):
+        for env, suffix in ((None, ""), (perf_links, "_perf")):
+            if suffix and not links:
+                continue
+            time.sleep(2)
+            for _ in range(n):
+                unitmeter(k + suffix, units, env)
     bare = statistics.median(walls["bare"])
 
     def added(k):
@@ -459,6 +476,13 @@ def fixed_cost(report, quick):
     report.append("| `unitmeter run -q --unit fit_unit -o F -- noop` | %s | 100 ms |" % added("um1"))
     report.append("| `unitmeter run -q` with 5 `--unit` specs | %s | 150 ms |" % added("um5"))
     report.append("| the same with 1 unit, %d runs back to back | %s | - |" % (n, added("um1_tight")))
+    report.append("| the same with 5 specs, %d runs back to back | %s | - |" % (n, added("um5_tight")))
+    if links:
+        report.append("| 1 unit back to back, the uprobes as perf events "
+                      "(`UNITMETER_UPROBE_LINK=perf`; above: multi-uprobe links) | %s | - |"
+                      % added("um1_tight_perf"))
+        report.append("| 5 specs back to back, the uprobes as perf events | %s | - |"
+                      % added("um5_tight_perf"))
     report.append("| `bpftrace -e 'uprobe:noop:fit_unit {} uretprobe:noop:fit_unit {}' -c noop` | %s | - |"
                   % added("bpftrace"))
     report.append("| `perf stat -e task-clock -- noop` | %s | - |" % added("perf"))

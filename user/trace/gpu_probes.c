@@ -10,6 +10,7 @@
 #include "trace/bpf_words.h"
 #include "trace/gpu_probes.h"
 #include "trace/libfind.h"
+#include "trace/uprobe_link.h"
 #include "unitmeter.skel.h"
 
 #define GPU_LIBRARY "libcuda.so.1"
@@ -76,26 +77,24 @@ static struct bpf_program *entry_program(struct unitmeter_bpf *skel, enum gpu_en
 	return NULL;
 }
 
-int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
-		      int (*keep)(void *ctx, struct bpf_link *link), void *ctx)
+int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
+		      int (*keep)(void *ctx, struct uprobe_link *link), void *ctx)
 {
 	int probed = 0;
 
 	for (size_t i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = entry_points[i].symbol);
 		struct bpf_words words;
-		struct bpf_link *link;
+		struct uprobe_link link;
 		int err;
 
 		/* the return first: an entry whose return is not probed would leave its arguments
 		 * behind (as for units, tracer.c) */
 		for (int ret = 1; ret >= 0; ret--) {
-			opts.retprobe = ret;
-			link = bpf_program__attach_uprobe_opts(
-				ret ? skel->progs.gpu_return : entry_program(skel, entry_points[i].entry),
-				-1 /* every process: the BPF side filters */, path, 0, &opts);
-			if (!link) {
-				err = -errno;
+			/* every process: the BPF side filters */
+			err = uprobe_link_attach(&link, ret ? skel->progs.gpu_return
+							    : entry_program(skel, entry_points[i].entry),
+						 path, entry_points[i].symbol, 0, ret, 0, multi);
+			if (err) {
 				/* an older driver lacks the newer names: probe those it has */
 				if (err == -ENOENT || err == -ESRCH)
 					break;
@@ -103,7 +102,7 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
 				       path, bpf_words(err, &words));
 				return err;
 			}
-			err = keep(ctx, link);
+			err = keep(ctx, &link);
 			if (err)
 				return err;
 			if (!ret)

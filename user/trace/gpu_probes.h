@@ -14,7 +14,7 @@
 #include "unitmeter.h"
 
 struct unitmeter_bpf;
-struct bpf_link;
+struct uprobe_link;
 
 /* The run's device memory, as the probes left it at the end. */
 struct gpu_counters {
@@ -39,11 +39,11 @@ bool gpu_library_find(pid_t mapped_by, char *path, size_t len);
 /*
  * Attach the probes to every entry point the library at path exports, with pid -1: they fire
  * in any process that maps the file, now or after a dlopen, and the BPF side keeps only the
- * tracked ones. Each link is handed to keep (which owns it from then on). Returns the number of
- * entry points probed, or a negative errno.
+ * tracked ones; multi: as multi-uprobe links (uprobe_link.h). Each link is handed to keep (which
+ * owns it from then on). Returns the number of entry points probed, or a negative errno.
  */
-int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path,
-		      int (*keep)(void *ctx, struct bpf_link *link), void *ctx);
+int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
+		      int (*keep)(void *ctx, struct uprobe_link *link), void *ctx);
 
 /* The run's figures from the skeleton's globals. */
 void gpu_counters_read(const struct unitmeter_bpf *skel, struct gpu_counters *out);

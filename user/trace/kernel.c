@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "common/fileio.h"
 #include "trace/kernel.h"
+#include "trace/uprobe_link.h"
 
 /* CapEff bits from /proc/self/status: CAP_PERFMON is 38, CAP_BPF 39. */
 static bool has_bpf_caps(void)
@@ -217,10 +218,10 @@ static bool boot_id(char *id, size_t len)
 /* The probed features, in one line, in a fixed order. */
 static void cache_line(const struct kernel_features *k, const char *boot, char *line, size_t len)
 {
-	snprintf(line, len, "unitmeter-kernel-features 2 %s %s %d%d%d%d%d%d%d%d%d%d\n", boot,
+	snprintf(line, len, "unitmeter-kernel-features 3 %s %s %d%d%d%d%d%d%d%d%d%d%d\n", boot,
 		 k->release, k->ringbuf, k->task_storage, k->fetch_atomics, k->current_task_btf,
 		 k->attach_cookie, k->percpu_lookup, k->per_cpu_mm_counters, k->thread_rss_caches,
-		 k->kfunc_rdonly_cast, k->fault_hook);
+		 k->kfunc_rdonly_cast, k->uprobe_multi, k->fault_hook);
 }
 
 static bool fresh_read;
@@ -245,21 +246,21 @@ static bool cache_read(struct kernel_features *k)
 	text = um_read_text(path);
 	if (!text)
 		return false;
-	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 2 %s %s ", boot,
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 3 %s %s ", boot,
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
-	/* nine features, then the fault hook (enum fault_hook) */
-	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 9 &&
-	    bits[9] >= '0' + FAULT_HOOK_NONE && bits[9] <= '0' + FAULT_HOOK_KRETPROBE) {
+	/* ten features, then the fault hook (enum fault_hook) */
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 10 &&
+	    bits[10] >= '0' + FAULT_HOOK_NONE && bits[10] <= '0' + FAULT_HOOK_KRETPROBE) {
 		bool *fields[] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
 				   &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
 				   &k->per_cpu_mm_counters, &k->thread_rss_caches,
-				   &k->kfunc_rdonly_cast };
+				   &k->kfunc_rdonly_cast, &k->uprobe_multi };
 
-		for (size_t i = 0; i < 9; i++)
+		for (size_t i = 0; i < 10; i++)
 			*fields[i] = bits[i] == '1';
-		k->fault_hook = (enum fault_hook)(bits[9] - '0');
+		k->fault_hook = (enum fault_hook)(bits[10] - '0');
 		ok = true;
 	}
 	free(text);
@@ -317,6 +318,7 @@ void kernel_features_read(struct kernel_features *k)
 		k->current_task_btf = has_helper(BPF_FUNC_get_current_task_btf);
 		k->attach_cookie = has_helper(BPF_FUNC_get_attach_cookie);
 		k->percpu_lookup = has_helper(BPF_FUNC_map_lookup_percpu_elem);
+		k->uprobe_multi = uprobe_multi_supported();
 	}
 	btf = k->btf ? btf__load_vmlinux_btf() : NULL;
 	if (btf) {
@@ -377,6 +379,7 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 	fprintf(out, "  %-44s %s\n", "attach cookies", yes_no(k->attach_cookie));
 	fprintf(out, "  %-44s %s\n", "bpf_map_lookup_percpu_elem", yes_no(k->percpu_lookup));
 	fprintf(out, "  %-44s %s\n", "kfunc bpf_rdonly_cast", yes_no(k->kfunc_rdonly_cast));
+	fprintf(out, "  %-44s %s\n", "multi-uprobe links", yes_no(k->uprobe_multi));
 	switch (k->build) {
 	case KERNEL_BUILD_PER_CPU:
 		fprintf(out, "programs: the per-CPU build: each mm counter is read (every CPU's share) "

@@ -35,6 +35,7 @@ struct kernel_features {
 	bool attach_cookie;      /* bpf_get_attach_cookie (5.15) */
 	bool percpu_lookup;      /* bpf_map_lookup_percpu_elem (5.19) */
 	bool kfunc_rdonly_cast;  /* kfunc bpf_rdonly_cast (6.2) */
+	bool uprobe_multi;       /* multi-uprobe links, BPF_TRACE_UPROBE_MULTI (6.6) */
 	enum fault_hook fault_hook; /* what attaches to handle_mm_fault's end (tried where needed) */
 	enum kernel_build build;
 	char refusal[512];       /* one line: what is missing and what would serve */

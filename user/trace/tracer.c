@@ -24,6 +24,7 @@
 #include "trace/spec.h"
 #include "trace/bpf_words.h"
 #include "trace/tracer.h"
+#include "trace/uprobe_link.h"
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
 #include "unitmeter_baseline.skel.h"
@@ -42,8 +43,9 @@ struct held_exec {
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **unit_links; /* entry and return probe per target and program */
+	struct uprobe_link *unit_links; /* entry and return probe per target and program */
 	size_t n_unit_links, cap_unit_links;
+	bool uprobe_multi; /* the uprobes as multi-uprobe links (uprobe_link.h), else perf events */
 	const struct tracer_config *cfg;
 	tracer_record_fn record_fn;
 	void *record_ctx;
@@ -248,6 +250,17 @@ static struct bpf_program *spec_entry_program(struct tracer *t, uint32_t n)
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
+/*
+ * Multi-uprobe links where the kernel makes them; UNITMETER_UPROBE_LINK=perf takes perf events
+ * anyway (the bench's comparison, and the tests' check that both count the same).
+ */
+static bool use_uprobe_multi(const struct kernel_features *k)
+{
+	const char *forced = getenv("UNITMETER_UPROBE_LINK");
+
+	return k->uprobe_multi && !(forced && !strcmp(forced, "perf"));
+}
+
 /* Load only the programs this kernel and this run need. */
 static void choose_programs(struct tracer *t)
 {
@@ -346,6 +359,12 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		um_info("no %s found: device memory is not traced, its programs are not loaded",
 			"libcuda.so.1");
 	choose_programs(t);
+	t->uprobe_multi = use_uprobe_multi(&t->kernel);
+	if (t->uprobe_multi)
+		uprobe_link_prepare(t->skel->obj);
+	um_info("uprobes: %s", t->uprobe_multi ? "multi-uprobe links" :
+		t->kernel.uprobe_multi ? "perf events (UNITMETER_UPROBE_LINK=perf)" :
+		"perf events (this kernel makes no multi-uprobe link)");
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
 	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
@@ -616,18 +635,18 @@ void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes)
 }
 
 /* Keep a probe's link with the units' (gpu_probes_attach's keep): destroyed with them. */
-static int keep_link(void *ctx, struct bpf_link *link)
+static int keep_link(void *ctx, struct uprobe_link *link)
 {
 	struct tracer *t = ctx;
-	struct bpf_link **links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 1,
-					  sizeof(*links), 16);
+	struct uprobe_link *links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 1,
+					    sizeof(*links), 16);
 
 	if (!links) {
-		bpf_link__destroy(link);
+		uprobe_link_destroy(link);
 		return -ENOMEM;
 	}
 	t->unit_links = links;
-	t->unit_links[t->n_unit_links++] = link;
+	t->unit_links[t->n_unit_links++] = *link;
 	return 0;
 }
 
@@ -642,7 +661,7 @@ static int attach_gpu_probes(struct tracer *t)
 
 	if (!t->gpu_library[0])
 		return 0;
-	probed = gpu_probes_attach(t->skel, t->gpu_library, keep_link, t);
+	probed = gpu_probes_attach(t->skel, t->gpu_library, t->uprobe_multi, keep_link, t);
 	if (probed < 0)
 		return probed;
 	um_info("device memory: %d entry points probed in %s", probed, t->gpu_library);
@@ -672,10 +691,9 @@ static const char *attach_advice(int err)
 static int attach_unit_target(struct tracer *t, const struct unit_target *target,
 			      const char *path)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	struct bpf_program *entry;
-	struct bpf_link *link;
-	struct bpf_link **links;
+	struct uprobe_link *links;
+	uint64_t cookie = 0;
 	int err;
 
 	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
@@ -686,7 +704,7 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	else
 		entry = spec_entry_program(t, target->cookie);
 	if (!target->spec_from_arg && t->kernel.build == KERNEL_BUILD_PER_CPU)
-		opts.bpf_cookie = target->cookie;
+		cookie = target->cookie;
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
 	if (!links)
@@ -705,20 +723,19 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		 * by name: the marker library's own two functions */
 		bool by_offset = target->offset && !(end && target->end_symbol);
 
-		opts.retprobe = end && !target->end_symbol;
-		opts.func_name = by_offset ? NULL : symbol;
-		link = bpf_program__attach_uprobe_opts(end ? t->skel->progs.unit_return : entry,
-						       -1 /* every process: the BPF side filters */,
-						       path, by_offset ? target->offset : 0, &opts);
-		if (!link) {
+		/* every process: the BPF side filters */
+		err = uprobe_link_attach(&t->unit_links[t->n_unit_links],
+					 end ? t->skel->progs.unit_return : entry, path, symbol,
+					 by_offset ? target->offset : 0, end && !target->end_symbol,
+					 cookie, t->uprobe_multi);
+		if (err) {
 			struct bpf_words words;
 
-			err = -errno;
 			um_err("cannot attach the %s probe of %s in %s: %s%s", end ? "return" : "entry",
 			       symbol, path, bpf_words(err, &words), attach_advice(err));
 			return err;
 		}
-		t->unit_links[t->n_unit_links++] = link;
+		t->n_unit_links++;
 	}
 	return 0;
 }
@@ -909,6 +926,7 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->charge_unwatched = t->skel->bss->charge_unwatched;
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
+	c->uprobe_links = t->uprobe_multi ? "multi" : "perf";
 	gpu_counters_read(t->skel, &c->gpu);
 	snprintf(c->gpu.library, sizeof(c->gpu.library), "%s", t->gpu_library);
 }
@@ -1073,7 +1091,7 @@ int tracer_check(FILE *out)
 
 static void *destroy_link(void *link)
 {
-	bpf_link__destroy(link);
+	uprobe_link_destroy(link);
 	return NULL;
 }
 
@@ -1082,16 +1100,16 @@ static void *destroy_link(void *link)
  * after the other they were most of a short run's tear-down: close them side by side, each in a
  * thread of its own, and wait for all.
  */
-static void destroy_links_in_parallel(struct bpf_link **links, size_t n)
+static void destroy_links_in_parallel(struct uprobe_link *links, size_t n)
 {
 	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
 	bool *started = calloc(n ? n : 1, sizeof(*started));
 
 	for (size_t i = 0; i < n; i++) {
-		if (threads && started && links[i])
-			started[i] = !pthread_create(&threads[i], NULL, destroy_link, links[i]);
+		if (threads && started)
+			started[i] = !pthread_create(&threads[i], NULL, destroy_link, &links[i]);
 		if (!started || !started[i])
-			bpf_link__destroy(links[i]);
+			uprobe_link_destroy(&links[i]);
 	}
 	for (size_t i = 0; threads && started && i < n; i++)
 		if (started[i])
