@@ -51,16 +51,19 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 /*
  * A tracked thread leaves its CPU: its slice goes to its process and to the open units of its
  * scope whose close has not taken it. The word goes LEAVING before anything is added and OFF
- * after: a close that finds it LEAVING waits, and reads the unit after the adds.
+ * after: a close that finds it LEAVING waits, and reads the unit after the adds. The slice's
+ * end is read after the exchange: a close that claimed the slice before it counted up to its
+ * own instant, which is then before this end. Read first, the end could precede a claim by as
+ * long as the CPU was held up in between (a vCPU the host preempted: 6.12's guest read units
+ * up to 1 ms high, issue #40), and the close counted that time as the thread's.
  */
 static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
-					      struct task_struct *prev, __u64 now, bool dead)
+					      struct task_struct *prev, bool dead)
 {
 	__u64 runtime = prev->se.sum_exec_runtime;
 	struct slice s = {
 		.cpu_ns = runtime - th->runtime_seen_ns,
 		.since_ns = th->on_cpu_since_ns,
-		.now = now,
 		.cpu = th->cpu,
 	};
 	__u32 tgid = th->tgid;
@@ -70,8 +73,9 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	held = um_handover_lock(proc && proc->units[0]);
 	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
+	s.now = bpf_ktime_get_ns();
 	th->runtime_seen_ns = runtime;
-	th->last_out_ns = now;
+	th->last_out_ns = s.now;
 	if (!proc) {
 		__sync_fetch_and_add(&orphan_slices, 1);
 	} else {
@@ -96,7 +100,7 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	if (proc) {
 		held = um_lock();
 		if (live_threads_drop_locked(proc))
-			proc_finish_locked(tgid, now);
+			proc_finish_locked(tgid, s.now);
 		um_unlock(held);
 	}
 }
@@ -104,15 +108,14 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 /*
  * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read: a
  * close that read the clock and then found this CPU's entry not naming it has its instant
- * before this switch-in, so nothing of this slice is its unit's. Two approximations, each a
- * locked operation or a clock read less on every switch (BENCHMARKS.md, 2026-12-06): the
- * entry's store is seen by other CPUs tens of nanoseconds late, and when a tracked thread left
- * this CPU in the same switch its clock reading (`out_now`, before the switch-out's adds, a few
- * hundred nanoseconds earlier) stands for this one. The word is RUNNING only once the slice's
- * fields are there.
+ * before this switch-in, so nothing of this slice is its unit's. The clock is read afresh even
+ * when a tracked thread left this CPU in the same switch: that one's reading, taken before
+ * the entry changed, stood for this one until a vCPU held up in between (6.12's guest) let a
+ * close fall after it and before the entry, and the slice was counted from before the close.
+ * The word is RUNNING only once the slice's fields are there.
  */
 static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
-					     __u32 cpu, __u64 entry, __u64 out_now)
+					     __u32 cpu, __u64 entry)
 {
 	__u32 tgid = th->tgid;
 	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
@@ -122,7 +125,7 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	th->slice = UM_SLICE_ARRIVING;
 	if (cpu < UM_MAX_CPUS)
 		um_store_release(&cpu_running[CPU_SLOT(cpu)], entry);
-	th->on_cpu_since_ns = out_now ? out_now : bpf_ktime_get_ns();
+	th->on_cpu_since_ns = bpf_ktime_get_ns();
 	/* updated by __schedule just before: with the line above, the two clocks' offset */
 	th->in_rq_clock_ns = task_rq_clock_ns(next);
 	th->steal_at_in_ns = task_cpu_steal_ns(next);
@@ -207,7 +210,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 entry = 0, now = 0;
+	__u64 entry = 0;
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
@@ -230,13 +233,12 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample();
-		now = bpf_ktime_get_ns();
-		thread_switch_out(out, prev_tid, prev, now, dead);
+		thread_switch_out(out, prev_tid, prev, dead);
 	}
 	/* this CPU's entry changes only now: a close that still finds the leaving thread named
 	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
 	if (in)
-		thread_switch_in(in, next, cpu, entry, now);
+		thread_switch_in(in, next, cpu, entry);
 	else if (cpu < UM_MAX_CPUS)
 		cpu_running[CPU_SLOT(cpu)] = entry;
 	return 0;
