@@ -39,7 +39,12 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 		return;
 	end = unit_edge_settle(&unit->end_ns);
 	if (s->since_ns >= start && (!end || s->now <= end)) {
-		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns);
+		/* all of it, but never more than the wall time since the unit's start: the
+		 * switch-in reads its clock after the kernel began the slice, and a CPU held up in
+		 * between (a vCPU its host preempted) can read it after a unit opened that the
+		 * slice began before (6.12's guest: units up to 2 ms high, issue #40) */
+		inside = s->now - start;
+		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 		return;
 	}
 	inside = span_inside(s->since_ns, s->now, start, end);
@@ -51,19 +56,16 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 /*
  * A tracked thread leaves its CPU: its slice goes to its process and to the open units of its
  * scope whose close has not taken it. The word goes LEAVING before anything is added and OFF
- * after: a close that finds it LEAVING waits, and reads the unit after the adds. The slice's
- * end is read after the exchange: a close that claimed the slice before it counted up to its
- * own instant, which is then before this end. Read first, the end could precede a claim by as
- * long as the CPU was held up in between (a vCPU the host preempted: 6.12's guest read units
- * up to 1 ms high, issue #40), and the close counted that time as the thread's.
+ * after: a close that finds it LEAVING waits, and reads the unit after the adds.
  */
 static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
-					      struct task_struct *prev, bool dead)
+					      struct task_struct *prev, __u64 now, bool dead)
 {
 	__u64 runtime = prev->se.sum_exec_runtime;
 	struct slice s = {
 		.cpu_ns = runtime - th->runtime_seen_ns,
 		.since_ns = th->on_cpu_since_ns,
+		.now = now,
 		.cpu = th->cpu,
 	};
 	__u32 tgid = th->tgid;
@@ -73,9 +75,8 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	held = um_handover_lock(proc && proc->units[0]);
 	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
-	s.now = bpf_ktime_get_ns();
 	th->runtime_seen_ns = runtime;
-	th->last_out_ns = s.now;
+	th->last_out_ns = now;
 	if (!proc) {
 		__sync_fetch_and_add(&orphan_slices, 1);
 	} else {
@@ -100,7 +101,7 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	if (proc) {
 		held = um_lock();
 		if (live_threads_drop_locked(proc))
-			proc_finish_locked(tgid, s.now);
+			proc_finish_locked(tgid, now);
 		um_unlock(held);
 	}
 }
@@ -210,7 +211,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
 	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 entry = 0;
+	__u64 entry = 0, now = 0;
 
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
@@ -224,16 +225,19 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			tracked = false;
 		entry = um_cpu_running_entry(next_tid, tracked);
 	}
-	/* every context switch of the machine comes here: read the clock only for tracked ones */
+	/* every context switch of the machine comes here: read the clock only for tracked ones,
+	 * first (the kernel stopped the slice's runtime just before this program: a CPU held up
+	 * in between, a vCPU its host preempted, makes the slice's wall span longer) */
 	if (out) {
 		bool dead = task_is_dead(prev);
 
+		now = bpf_ktime_get_ns();
 		/* what its cache took outside a fault (a dying thread's was folded at its exit) */
 		if (UM_THREAD_CACHES && !dead)
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample();
-		thread_switch_out(out, prev_tid, prev, dead);
+		thread_switch_out(out, prev_tid, prev, now, dead);
 	}
 	/* this CPU's entry changes only now: a close that still finds the leaving thread named
 	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
