@@ -48,11 +48,12 @@ static int multi_link_create(int prog_fd, const char *path, unsigned long offset
 {
 #if UM_LIBBPF_UPROBE_MULTI
 	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	__u64 cookie64 = cookie;
 	int fd;
 
 	opts.uprobe_multi.path = path;
 	opts.uprobe_multi.offsets = &offset;
-	opts.uprobe_multi.cookies = &cookie;
+	opts.uprobe_multi.cookies = &cookie64;
 	opts.uprobe_multi.cnt = 1;
 	opts.uprobe_multi.flags = retprobe ? UM_BPF_F_UPROBE_MULTI_RETURN : 0;
 	fd = bpf_link_create(prog_fd, 0, UM_BPF_TRACE_UPROBE_MULTI, &opts);
