@@ -483,11 +483,11 @@ bench-deps: deps
 
 bench: bench-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
-	@/usr/bin/python3 tools/bench/bench.py
+	@/usr/bin/python3 tools/bench/bench.py $(addprefix --only ,$(BENCH_ONLY))
 
 bench-quick: bench-deps tracefs
 	$(MAKE) unitmeter $(OUTPUT)/libunitmeter_marker.so $(WORKLOADS) $(DEMO)
-	@/usr/bin/python3 tools/bench/bench.py --quick
+	@/usr/bin/python3 tools/bench/bench.py --quick $(addprefix --only ,$(BENCH_ONLY))
 
 # The kernel matrix (tools/vm/): Debian 11, 12 and 13's kernels booted under qemu with this
 # machine's root inside, cgroup v1 and v2, plus this machine's own kernel; the kernel-sensitive

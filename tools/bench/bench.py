@@ -626,6 +626,10 @@ def projection_holds(report, quick):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset in under two minutes")
+    sections = {f.__name__: f for f in (accuracy, overhead, fixed_cost, report_speed, own_cost,
+                                         projection_holds)}
+    parser.add_argument("--only", choices=sorted(sections), action="append",
+                        help="run this section alone (repeatable): a change's own figures")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: tracing needs root: run 'sudo make bench'")
@@ -637,13 +641,11 @@ def main():
                               hw["total_memory_bytes"] / 2**30, hw["kernel_release"]), ""]
     started = time.monotonic()
     try:
-        accuracy(report, args.quick)
-        sys.stderr.write("bench: accuracy done\n")
-        overhead(report, args.quick)
-        fixed_cost(report, args.quick)
-        report_speed(report, args.quick)
-        own_cost(report, args.quick)
-        projection_holds(report, args.quick)
+        for name, section in sections.items():
+            if args.only and name not in args.only:
+                continue
+            section(report, args.quick)
+            sys.stderr.write("bench: %s done\n" % name)
     finally:
         shutil.rmtree(SCRATCH, ignore_errors=True)
     report.append("Benchmark time: %.0f s." % (time.monotonic() - started))
