@@ -39,10 +39,9 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 		return;
 	end = unit_edge_settle(&unit->end_ns);
 	if (s->since_ns >= start && (!end || s->now <= end)) {
-		/* all of it, but never more than the wall time since the unit's start: the
-		 * switch-in reads its clock after the kernel began the slice, and a CPU held up in
-		 * between (a vCPU its host preempted) can read it after a unit opened that the
-		 * slice began before (6.12's guest: units up to 2 ms high, issue #40) */
+		/* all of it, but never more than the wall time since the unit's start: a runtime
+		 * that grew faster than the wall here began before the start (a switch-in held up
+		 * after the kernel began the slice, a vCPU its host preempted) */
 		inside = s->now - start;
 		__sync_fetch_and_add(&unit->cpu_ns, s->cpu_ns < inside ? s->cpu_ns : inside);
 		return;
@@ -109,14 +108,15 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 /*
  * A tracked thread arrives on this CPU. Its CPU's entry names it before the clock is read: a
  * close that read the clock and then found this CPU's entry not naming it has its instant
- * before this switch-in, so nothing of this slice is its unit's. The clock is read afresh even
- * when a tracked thread left this CPU in the same switch: that one's reading, taken before
- * the entry changed, stood for this one until a vCPU held up in between (6.12's guest) let a
- * close fall after it and before the entry, and the slice was counted from before the close.
- * The word is RUNNING only once the slice's fields are there.
+ * before this switch-in, so nothing of this slice is its unit's. Two approximations, each a
+ * locked operation or a clock read less on every switch (BENCHMARKS.md, 2026-12-06): the
+ * entry's store is seen by other CPUs tens of nanoseconds late, and when a tracked thread left
+ * this CPU in the same switch its clock reading (`out_now`, before the switch-out's adds, a few
+ * hundred nanoseconds earlier) stands for this one. The word is RUNNING only once the slice's
+ * fields are there.
  */
 static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
-					     __u32 cpu, __u64 entry)
+					     __u32 cpu, __u64 entry, __u64 out_now)
 {
 	__u32 tgid = th->tgid;
 	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
@@ -126,7 +126,7 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	th->slice = UM_SLICE_ARRIVING;
 	if (cpu < UM_MAX_CPUS)
 		um_store_release(&cpu_running[CPU_SLOT(cpu)], entry);
-	th->on_cpu_since_ns = bpf_ktime_get_ns();
+	th->on_cpu_since_ns = out_now ? out_now : bpf_ktime_get_ns();
 	/* updated by __schedule just before: with the line above, the two clocks' offset */
 	th->in_rq_clock_ns = task_rq_clock_ns(next);
 	th->steal_at_in_ns = task_cpu_steal_ns(next);
@@ -225,24 +225,22 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			tracked = false;
 		entry = um_cpu_running_entry(next_tid, tracked);
 	}
-	/* every context switch of the machine comes here: read the clock only for tracked ones,
-	 * first (the kernel stopped the slice's runtime just before this program: a CPU held up
-	 * in between, a vCPU its host preempted, makes the slice's wall span longer) */
+	/* every context switch of the machine comes here: read the clock only for tracked ones */
 	if (out) {
 		bool dead = task_is_dead(prev);
 
-		now = bpf_ktime_get_ns();
 		/* what its cache took outside a fault (a dying thread's was folded at its exit) */
 		if (UM_THREAD_CACHES && !dead)
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
 		charge_sample();
+		now = bpf_ktime_get_ns();
 		thread_switch_out(out, prev_tid, prev, now, dead);
 	}
 	/* this CPU's entry changes only now: a close that still finds the leaving thread named
 	 * here finds its word LEAVING (and waits) or OFF (its adds done) */
 	if (in)
-		thread_switch_in(in, next, cpu, entry);
+		thread_switch_in(in, next, cpu, entry, now);
 	else if (cpu < UM_MAX_CPUS)
 		cpu_running[CPU_SLOT(cpu)] = entry;
 	return 0;

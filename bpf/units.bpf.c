@@ -255,10 +255,8 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 	} else {
 		span = inside; /* on its CPU since before the unit began */
 	}
-	/* never more than its wall time inside the unit: accounted up to a switch-out before the
-	 * unit began, or a switch-in that read its clock after the unit opened (a held-up vCPU),
-	 * the runtime holds time before the start */
-	if (runtime > inside)
+	/* accounted up to a switch-out before the unit began: only the part inside counts */
+	if (th->last_out_ns < edge->start_ns && runtime > inside)
 		runtime = inside;
 	return span > runtime ? span : runtime;
 }
