@@ -248,7 +248,7 @@ static const char *unit_string(const struct page *pg, unsigned id)
 static void fact(FILE *out, const char *name, const char *value)
 {
 	fprintf(out, "<dt>%s</dt><dd>", name);
-	svg_text(out, value && *value ? value : "not recorded");
+	markup_text(out, value && *value ? value : "not recorded");
 	fputs("</dd>", out);
 }
 
@@ -260,7 +260,7 @@ static void command_text(FILE *out, const json_t *command)
 	json_array_foreach(command, i, arg) {
 		if (i)
 			fputc(' ', out);
-		svg_text(out, json_string_value(arg));
+		markup_text(out, json_string_value(arg));
 	}
 }
 
@@ -299,7 +299,7 @@ static void warning(FILE *out, bool *open, const char *fmt, ...)
 		fputs("<ul class=\"warnings\">", out);
 	*open = true;
 	fputs("<li>", out);
-	svg_text(out, line);
+	markup_text(out, line);
 	fputs("</li>", out);
 }
 
@@ -359,7 +359,7 @@ static void section_run(struct page *pg, const struct html_input *in, size_t k)
 	char mem[64] = "", cores[64] = "";
 
 	fprintf(out, "<article class=\"run\" id=\"run-%zu\" data-file=\"", k);
-	svg_text(out, in->path);
+	markup_text(out, in->path);
 	fputs("\"><h3><code>", out);
 	command_text(out, json_object_get(in->doc, "command"));
 	fputs("</code></h3><dl class=\"facts\">", out);
@@ -405,7 +405,7 @@ static void section_runs(struct page *pg)
 			manifests++;
 		} else {
 			fputs("<p class=\"why stream\">", pg->out);
-			svg_text(pg->out, pg->inputs[i].path);
+			markup_text(pg->out, pg->inputs[i].path);
 			fprintf(pg->out, ": a units stream (%zu units), without its run record: no "
 				"command, hardware or totals.</p>", pg->inputs[i].n);
 		}
@@ -513,7 +513,7 @@ static void section_over_time(struct page *pg)
 		any = true;
 		if (pg->n_inputs > 1) {
 			fputs("<h3>", out);
-			svg_text(out, in->path);
+			markup_text(out, in->path);
 			fputs("</h3>", out);
 		}
 		if (!json_array_size(json_object_get(run, "per_process"))) {
@@ -542,7 +542,7 @@ static void section_over_time(struct page *pg)
 		any = true;
 		if (pg->n_inputs > 1) {
 			fputs("<h3>", out);
-			svg_text(out, pg->inputs[i].path);
+			markup_text(out, pg->inputs[i].path);
 			fputs("</h3>", out);
 		}
 		if (!json_is_object(tl))
@@ -565,7 +565,7 @@ static void model_row(FILE *out, const char *key, const char *name, double secon
 {
 	fprintf(out, "<tr data-key=\"%s\"><td>%s</td><td data-v=\"%.17g\">%.2f s</td><td "
 		"class=\"text\">", key, name, seconds, seconds);
-	svg_text(out, how);
+	markup_text(out, how);
 	fputs("</td></tr>", out);
 }
 
@@ -624,7 +624,7 @@ static void section_projection(struct page *pg, const struct project_options *op
 		units_free(pg);
 	if (*err || um_project(&in, opt, &p, err, sizeof(err))) {
 		fputs("<p class=\"why\">No projection: ", out);
-		svg_text(out, err);
+		markup_text(out, err);
 		fputs("</p></section>\n", out);
 		um_project_input_free(&in);
 		return;
@@ -638,7 +638,7 @@ static void section_projection(struct page *pg, const struct project_options *op
 	if (pg->array)
 		fputs("<div class=\"pair\"><div><h3>What the next array should ask</h3>", out);
 	fputs("<pre id=\"sbatch\">", out);
-	svg_text(out, text);
+	markup_text(out, text);
 	fputs("</pre>", out);
 	if (pg->array) {
 		fputs("</div><div>", out);
@@ -764,7 +764,7 @@ static void section_table(struct page *pg)
 		cell(out, u, UM_F_INDEX, VALUE_SECONDS, 0);
 		cell(out, u, UM_F_PID, VALUE_SECONDS, 0);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, unit_string(pg, pg->text[rows[i].at].spec));
+		markup_text(out, unit_string(pg, pg->text[rows[i].at].spec));
 		fputs("</td>", out);
 		if (u->kind[UM_F_START_NS] == UM_V_INT)
 			fprintf(out, "<td data-v=\"%lld\">%.3f</td>", u->v[UM_F_START_NS].i,
@@ -779,7 +779,7 @@ static void section_table(struct page *pg)
 		cell(out, u, UM_F_PEAK_CHARGE_BYTES, VALUE_BYTES, -1);
 		cell(out, u, UM_F_OUTPUT_BYTES, VALUE_BYTES, -1);
 		fputs("<td class=\"text\">", out);
-		svg_text(out, status ? status : UM_STATUS_COMPLETE);
+		markup_text(out, status ? status : UM_STATUS_COMPLETE);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table></div></section>\n", out);
@@ -819,7 +819,7 @@ static void page_head(struct page *pg)
 		fputs("<h1>unitmeter report</h1><p class=\"sub\">", out);
 		for (size_t i = 0; i < pg->req->n_files; i++) {
 			fputs(i ? ", " : "", out);
-			svg_text(out, pg->req->files[i]);
+			markup_text(out, pg->req->files[i]);
 		}
 		fputs(" &middot; ", out);
 	}
@@ -830,7 +830,7 @@ static void page_head(struct page *pg)
 			pg->req->n_files);
 		for (size_t i = 0; i < pg->req->n_files; i++) {
 			fputs("<li>", out);
-			svg_text(out, pg->req->files[i]);
+			markup_text(out, pg->req->files[i]);
 			fputs("</li>", out);
 		}
 		fputs("</ul></details>\n", out);

@@ -27,7 +27,7 @@ void html_tasks_title(FILE *out, const struct um_task_table *t)
 		to = um_task_job_end(t, from);
 		um_task_job_title(t, from, to, title, sizeof(title));
 		fputs(from ? "; " : "", out);
-		svg_text(out, title);
+		markup_text(out, title);
 	}
 }
 
@@ -81,11 +81,11 @@ static void strip(FILE *out, const struct um_task_table *t, size_t from, size_t 
 
 		fprintf(out, "<rect class=\"task %s\" data-task=\"", killed(r) ? "killed" :
 			r->exit == UM_EXIT_FAILED ? "failed" : used < 0 ? "unknown" : "fits");
-		svg_text(out, r->task);
+		markup_text(out, r->task);
 		fprintf(out, "\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>task ",
 			(double)(i - from) * step + step * 0.1, used < 0 ? top : top + h - bar,
 			fmax(step * 0.8, 0.5), used < 0 ? h : bar);
-		svg_text(out, r->task);
+		markup_text(out, r->task);
 		if (used < 0)
 			fprintf(out, ": %s, no limit known</title></rect>", um_task_exit_name(r->exit));
 		else
@@ -111,9 +111,9 @@ static void task_table(FILE *out, const struct um_task_table *t, size_t from, si
 
 		/* the file on hover: the folded list at the top has them all */
 		fprintf(out, "<tr class=\"%s\"><td class=\"text\" title=\"", killed(r) ? "killed" : "");
-		svg_text(out, r->file);
+		markup_text(out, r->file);
 		fputs("\">", out);
-		svg_text(out, r->task);
+		markup_text(out, r->task);
 		fprintf(out, "</td><td class=\"text exit %s\">%s</td>",
 			r->exit == UM_EXIT_OK ? "ok" : r->exit == UM_EXIT_UNKNOWN ? "" : "bad",
 			um_task_exit_name(r->exit));
@@ -150,7 +150,7 @@ void html_tasks_section(FILE *out, const struct um_task_table *t)
 		to = um_task_job_end(t, from);
 		um_task_job_title(t, from, to, title, sizeof(title));
 		fputs("<h3>", out);
-		svg_text(out, title);
+		markup_text(out, title);
 		fputs("</h3>", out);
 		strip(out, t, from, to);
 		task_table(out, t, from, to);
@@ -208,7 +208,7 @@ static void extremes_table(FILE *out, const struct um_task_table *t, bool slowes
 			fprintf(out, "<tr><td>%lld</td><td class=\"text\">", index);
 		else
 			fputs("<tr><td>-</td><td class=\"text\">", out);
-		svg_text(out, r->task);
+		markup_text(out, r->task);
 		fprintf(out, "</td><td>%s</td></tr>", text);
 	}
 	fputs("</tbody></table>", out);

@@ -49,7 +49,7 @@ void svg_format_value(char *buf, size_t len, double v, enum value_kind kind)
 	}
 }
 
-void svg_text(FILE *out, const char *s)
+void markup_text(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -324,7 +324,7 @@ static void unit_bar(FILE *out, const struct plot *p, int row, double s0, double
 		svg_format_value(peak, sizeof(peak), um_unit_number(unit, UM_F_PEAK_RSS_BYTES, 0),
 				 VALUE_BYTES);
 		fprintf(out, "unit %lld (", um_unit_integer(unit, UM_F_INDEX, -1));
-		svg_text(out, span->spec);
+		markup_text(out, span->spec);
 		fprintf(out, "): wall %s, %.2f cores, peak RSS %s, at %.3f s", wall,
 			um_unit_number(unit, UM_F_CPU_UTILISATION, 0), peak, s0);
 	} else {
@@ -412,7 +412,7 @@ static void lane_title(FILE *out, const struct lane *l)
 	svg_format_value(peak, sizeof(peak), um_json_number(l->proc, "peak_rss_bytes", 0),
 			 VALUE_BYTES);
 	fprintf(out, "<title>pid %lld (", l->pid);
-	svg_text(out, json_string_value(json_object_get(l->proc, "comm")));
+	markup_text(out, json_string_value(json_object_get(l->proc, "comm")));
 	fprintf(out, "), parent %lld: %.3f s to %.3f s, CPU %s, peak RSS %s, %lld units", l->ppid,
 		l->start_s, l->end_s, cpu, peak, (long long)um_json_number(l->proc, "units", 0));
 	if (json_is_integer(signal))
@@ -481,7 +481,7 @@ size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_r
 		fprintf(out, "<g class=\"lane\" data-pid=\"%lld\" data-ppid=\"%lld\">"
 			     "<text class=\"lane-label\" x=\"%d\" y=\"%.1f\">%lld ",
 			l->pid, l->ppid, LANE_LABEL - 6, y + 12, l->pid);
-		svg_text(out, json_string_value(json_object_get(l->proc, "comm")));
+		markup_text(out, json_string_value(json_object_get(l->proc, "comm")));
 		fprintf(out, "</text><rect class=\"proc\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\">",
 			px(&p, l->start_s), y + 1, fmax(px(&p, l->end_s) - px(&p, l->start_s), 0.8),
 			LANE_HEIGHT - 2);

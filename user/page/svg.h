@@ -20,8 +20,8 @@ enum value_kind {
 
 /* A value for a person: "85.3 ms", "96.0 MiB", "1.97 cores". */
 void svg_format_value(char *buf, size_t len, double value, enum value_kind kind);
-/* Text for HTML or SVG, with &, <, > and quotes escaped. */
-void svg_text(FILE *out, const char *s);
+/* Text inside HTML or SVG markup (both pages share it), with &, <, > and quotes escaped. */
+void markup_text(FILE *out, const char *s);
 
 /*
  * A histogram of n values (any order; copied), the median and p90 marked (linear interpolation,

@@ -77,15 +77,10 @@ static struct proc_row *proc_add(struct run_record *r, pid_t pid, pid_t ppid)
 {
 	struct proc_row *row;
 
-	if (r->n_procs == r->cap_procs) {
-		size_t cap = r->cap_procs ? r->cap_procs * 2 : 64;
-		struct proc_row *bigger = realloc(r->procs, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		r->procs = bigger;
-		r->cap_procs = cap;
-	}
+	row = um_grow(r->procs, &r->cap_procs, r->n_procs + 1, sizeof(*row), 64);
+	if (!row)
+		return NULL;
+	r->procs = row;
 	row = &r->procs[r->n_procs++];
 	memset(row, 0, sizeof(*row));
 	row->pid = pid;
@@ -168,23 +163,18 @@ static void on_unit(struct run_record *r, const struct um_unit_record *u)
 	char line[UNIT_LINE_MAX];
 	size_t n;
 
-	if (r->n_units == r->cap_units) {
-		size_t cap = r->cap_units ? r->cap_units * 2 : 256;
-		struct um_unit_record *bigger = realloc(r->units, cap * sizeof(*bigger));
-		struct gpu_nvml_unit *more;
+	struct um_unit_record *units = um_grow(r->units, &r->cap_units, r->n_units + 1,
+					       sizeof(*units), 256);
+	struct gpu_nvml_unit *nvml = units ? um_grow(r->nvml_units, &r->cap_nvml_units,
+						     r->n_units + 1, sizeof(*nvml), 256) : NULL;
 
-		if (!bigger) {
-			um_err("out of memory keeping unit %zu", r->n_units);
-			return;
-		}
-		r->units = bigger;
-		more = realloc(r->nvml_units, cap * sizeof(*more));
-		if (!more) {
-			um_err("out of memory keeping unit %zu", r->n_units);
-			return;
-		}
-		r->nvml_units = more;
-		r->cap_units = cap;
+	if (units)
+		r->units = units;
+	if (nvml)
+		r->nvml_units = nvml;
+	if (!units || !nvml) {
+		um_err("out of memory keeping unit %zu", r->n_units);
+		return;
 	}
 	read_nvml(r, u, &r->nvml_units[r->n_units]);
 	n = run_record__unit_line(r, u, r->n_units, line, sizeof(line) - 1);

@@ -39,8 +39,9 @@ struct run_record {
 	/* finished units as the kernel sent them: 112 bytes each, JSON is made when written */
 	struct um_unit_record *units;
 	size_t n_units, cap_units;
-	/* NVML's reading at each unit's end, parallel to units (cap_units of them) */
+	/* NVML's reading at each unit's end, parallel to units */
 	struct gpu_nvml_unit *nvml_units;
+	size_t cap_nvml_units;
 	struct nvml *nvml; /* NULL: absent or failed, nvml_why says why */
 	char nvml_why[160];
 	struct tracer *tracer; /* the probes' live bytes, beside NVML's; NULL until it is open */
