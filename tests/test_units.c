@@ -295,6 +295,10 @@ static void expect_handover_exact(bool neighbour)
 	 * in lock_timeouts), or a close that waited it out (handover_timeouts), may spoil one
 	 * unit each, said so in the manifest; nothing else may, and the per-CPU build has none */
 	timeouts = per_cpu ? 0 : jnum(bpf, "handover_timeouts") + jnum(tracing, "lock_timeouts");
+	/* a switch-in the kernel did not report (this machine's own kernel, docs/limitations.md:
+	 * none on Debian's), made late at the thread's next system call, may spoil one unit too:
+	 * its slice's start is reconstructed (seen here: 1 unit in 10,000 +107 us, with 5) */
+	timeouts += jnum(jget(bpf, "switch_ins_unseen"), "made_late");
 	unseen = json_dumps(jget(bpf, "switch_ins_unseen"), JSON_COMPACT);
 	cr_expect_leq(outside, timeouts, "%zu of %s units outside their threads' clocks by more than "
 		      "0.1 ms (worst %+.1f us); switch_ins_unseen %s, handover_timeouts %.0f, "
