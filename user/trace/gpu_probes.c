@@ -85,15 +85,18 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
 	for (size_t i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++) {
 		struct bpf_words words;
 		struct uprobe_link link;
-		int err;
+		uint64_t offset;
+		int err = uprobe_link_offset(path, entry_points[i].symbol, multi, &offset);
 
 		/* the return first: an entry whose return is not probed would leave its arguments
 		 * behind (as for units, tracer.c) */
 		for (int ret = 1; ret >= 0; ret--) {
-			/* every process: the BPF side filters */
-			err = uprobe_link_attach(&link, ret ? skel->progs.gpu_return
-							    : entry_program(skel, entry_points[i].entry),
-						 path, entry_points[i].symbol, 0, ret, 0, multi);
+			/* every process: the BPF side filters; a lookup's error is handled as an
+			 * attach's */
+			if (!err)
+				err = uprobe_link_attach(&link, ret ? skel->progs.gpu_return
+								    : entry_program(skel, entry_points[i].entry),
+							 path, entry_points[i].symbol, offset, ret, 0, multi);
 			if (err) {
 				/* an older driver lacks the newer names: probe those it has */
 				if (err == -ENOENT || err == -ESRCH)

@@ -111,12 +111,19 @@ void uprobe_link_prepare(struct bpf_object *obj)
 	}
 }
 
+int uprobe_link_offset(const char *path, const char *symbol, bool multi, uint64_t *offset)
+{
+	char why[256];
+
+	*offset = 0;
+	return multi ? elf_function_offset(path, symbol, NULL, offset, why, sizeof(why)) : 0;
+}
+
 int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, const char *path,
 		       const char *symbol, uint64_t offset, bool retprobe, uint64_t cookie,
 		       bool multi)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
-	char why[256];
 	int err;
 
 	out->link = NULL;
@@ -127,7 +134,7 @@ int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, 
 		return out->link ? 0 : -errno;
 	}
 	if (!offset) {
-		err = elf_function_offset(path, symbol, NULL, &offset, why, sizeof(why));
+		err = uprobe_link_offset(path, symbol, true, &offset);
 		if (err)
 			return err;
 	}

@@ -44,6 +44,13 @@ int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, 
 		       const char *symbol, uint64_t offset, bool retprobe, uint64_t cookie,
 		       bool multi);
 
+/*
+ * Where symbol is in path, into *offset, when multi links need it (0 left for perf events:
+ * libbpf finds it by name): one lookup for both probes of a function. 0 or -ENOENT (no such
+ * function) or another negative errno.
+ */
+int uprobe_link_offset(const char *path, const char *symbol, bool multi, uint64_t *offset);
+
 /* Close the link: the probe is gone once the kernel's grace period ends. */
 void uprobe_link_destroy(struct uprobe_link *link);
 
