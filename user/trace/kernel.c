@@ -215,13 +215,31 @@ static bool boot_id(char *id, size_t len)
 	return *id != '\0';
 }
 
-/* The probed features, in one line, in a fixed order. */
-static void cache_line(const struct kernel_features *k, const char *boot, char *line, size_t len)
+/* The probed features the record keeps, in its order (a digit each, then the fault hook). */
+#define CACHED_FEATURES 10
+
+static void cached_features(struct kernel_features *k, bool *fields[CACHED_FEATURES])
 {
-	snprintf(line, len, "unitmeter-kernel-features 3 %s %s %d%d%d%d%d%d%d%d%d%d%d\n", boot,
-		 k->release, k->ringbuf, k->task_storage, k->fetch_atomics, k->current_task_btf,
-		 k->attach_cookie, k->percpu_lookup, k->per_cpu_mm_counters, k->thread_rss_caches,
-		 k->kfunc_rdonly_cast, k->uprobe_multi, k->fault_hook);
+	bool *all[CACHED_FEATURES] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
+				       &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
+				       &k->per_cpu_mm_counters, &k->thread_rss_caches,
+				       &k->kfunc_rdonly_cast, &k->uprobe_multi };
+
+	memcpy(fields, all, sizeof(all));
+}
+
+/* The probed features, in one line, in a fixed order. */
+static void cache_line(struct kernel_features *k, const char *boot, char *line, size_t len)
+{
+	char bits[CACHED_FEATURES + 2];
+	bool *fields[CACHED_FEATURES];
+
+	cached_features(k, fields);
+	for (size_t i = 0; i < CACHED_FEATURES; i++)
+		bits[i] = *fields[i] ? '1' : '0';
+	bits[CACHED_FEATURES] = (char)('0' + k->fault_hook);
+	bits[CACHED_FEATURES + 1] = '\0';
+	snprintf(line, len, "unitmeter-kernel-features 3 %s %s %s\n", boot, k->release, bits);
 }
 
 static bool fresh_read;
@@ -250,24 +268,23 @@ static bool cache_read(struct kernel_features *k)
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
-	/* ten features, then the fault hook (enum fault_hook) */
-	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == 10 &&
-	    bits[10] >= '0' + FAULT_HOOK_NONE && bits[10] <= '0' + FAULT_HOOK_KRETPROBE) {
-		bool *fields[] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
-				   &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
-				   &k->per_cpu_mm_counters, &k->thread_rss_caches,
-				   &k->kfunc_rdonly_cast, &k->uprobe_multi };
+	/* the features, then the fault hook (enum fault_hook) */
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == CACHED_FEATURES &&
+	    bits[CACHED_FEATURES] >= '0' + FAULT_HOOK_NONE &&
+	    bits[CACHED_FEATURES] <= '0' + FAULT_HOOK_KRETPROBE) {
+		bool *fields[CACHED_FEATURES];
 
-		for (size_t i = 0; i < 10; i++)
+		cached_features(k, fields);
+		for (size_t i = 0; i < CACHED_FEATURES; i++)
 			*fields[i] = bits[i] == '1';
-		k->fault_hook = (enum fault_hook)(bits[10] - '0');
+		k->fault_hook = (enum fault_hook)(bits[CACHED_FEATURES] - '0');
 		ok = true;
 	}
 	free(text);
 	return ok;
 }
 
-static void cache_write(const struct kernel_features *k)
+static void cache_write(struct kernel_features *k)
 {
 	char boot[64], line[256];
 	const char *path = cache_path();
