@@ -246,7 +246,7 @@ static void expect_handover_exact(bool neighbour)
 	pid_t busy[2] = { 0, 0 };
 	struct um_result r;
 	json_t *list, *truth, *u, *bpf, *tracing;
-	size_t i, outside = 0, timeouts;
+	size_t i, outside = 0, allowed;
 	bool per_cpu;
 	double worst = 0;
 	char *unseen, seen[1024] = "";
@@ -291,23 +291,23 @@ static void expect_handover_exact(bool neighbour)
 	bpf = jget(jget(r.manifest, "run"), "bpf");
 	tracing = jget(jget(r.manifest, "run"), "tracing");
 	per_cpu = !strcmp(json_string_value(jget(tracing, "build")), "per-cpu");
-	/* the baseline's handover is its lock: a switch that could not have it in time (counted
-	 * in lock_timeouts), or a close that waited it out (handover_timeouts), may spoil one
-	 * unit each, said so in the manifest; nothing else may, and the per-CPU build has none */
-	timeouts = per_cpu ? 0 : jnum(bpf, "handover_timeouts") + jnum(tracing, "lock_timeouts");
-	/* a switch-in the kernel did not report (this machine's own kernel, docs/limitations.md:
-	 * none on Debian's), made late at the thread's next system call, may spoil one unit too:
-	 * its slice's start is reconstructed (seen here: 1 unit in 10,000 +107 us, with 5) */
-	timeouts += jnum(jget(bpf, "switch_ins_unseen"), "made_late");
+	/* units that may be spoilt, one for each event the manifest counts: the baseline's
+	 * handover is its lock, and a switch that could not have it in time (lock_timeouts) or a
+	 * close that waited it out (handover_timeouts) may spoil one (the per-CPU build has
+	 * neither); so may a switch-in the kernel did not report (this machine's own kernel,
+	 * docs/limitations.md: none on Debian's), made late at the thread's next system call with
+	 * its slice's start reconstructed (seen here: 1 unit in 10,000 +107 us, with 5) */
+	allowed = per_cpu ? 0 : jnum(bpf, "handover_timeouts") + jnum(tracing, "lock_timeouts");
+	allowed += jnum(jget(bpf, "switch_ins_unseen"), "made_late");
 	unseen = json_dumps(jget(bpf, "switch_ins_unseen"), JSON_COMPACT);
-	cr_expect_leq(outside, timeouts, "%zu of %s units outside their threads' clocks by more than "
+	cr_expect_leq(outside, allowed, "%zu of %s units outside their threads' clocks by more than "
 		      "0.1 ms (worst %+.1f us); switch_ins_unseen %s, handover_timeouts %.0f, "
 		      "lock_timeouts %.0f (%s build)%s", outside, units, worst / 1e3, unseen,
 		      jnum(bpf, "handover_timeouts"), jnum(tracing, "lock_timeouts"),
 		      per_cpu ? "per-CPU" : "baseline", seen);
 	/* the units the allowance took, for the log: info, since Criterion's exit status counts
 	 * a logged error or warning as a failure (CI's 6.1 cell: 58 of 58 passed, exit 1) */
-	if (outside && outside <= timeouts)
+	if (outside && outside <= allowed)
 		cr_log_info("%zu units outside, within the allowance:%s", outside, seen);
 	free(unseen);
 	/* the per-CPU build waits out any switch under way; the baseline's close a bounded while,
