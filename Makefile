@@ -74,8 +74,10 @@ LDLIBS := -lbpf -lelf -lz -ljansson -lsimdjson -lstdc++ -lm -pthread
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_BASELINE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-baseline/%.bpf.o,$(BPF_SRCS))
+BPF_THREAD_CACHE_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf-thread-cache/%.bpf.o,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
-SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
+SKELS := $(OUTPUT)/unitmeter.skel.h $(OUTPUT)/unitmeter_thread_cache.skel.h \
+	$(OUTPUT)/unitmeter_baseline.skel.h $(OUTPUT)/fault_hook.skel.h
 # user/ by the pipeline's stage (CONTRIBUTING.md, Layout); user/marker/ is a library of its own, not linked.
 USER_STAGES := common trace record files project page commands
 USER_SRCS := $(filter-out user/commands/main.c,$(foreach d,$(USER_STAGES),$(wildcard user/$(d)/*.c)))
@@ -119,22 +121,31 @@ $(OUTPUT)/libunitmeter_marker.so: user/marker/marker.c | $(OUTPUT)
 	$(Q)$(CC) -std=gnu11 -O2 $(PKG_CFLAGS) $(CPPFLAGS) -Wall -Wextra -Werror -shared -fPIC $< \
 		-o $@ $(PKG_LDFLAGS)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-baseline $(OUTPUT)/page $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-thread-cache $(OUTPUT)/bpf-baseline $(OUTPUT)/page $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/demo \
 		$(OUTPUT)/screenshots:
 	$(Q)mkdir -p $@
 
-# The programs are built twice (bpf/compat.bpf.h): for kernels with per-CPU mm counters, and the
+# The programs are built three times (bpf/compat.bpf.h, UM_BUILD): for kernels with per-CPU mm
+# counters; for kernels before them with the BPF of 5.17 (the thread-cache build); and the
 # baseline for what a 5.10 kernel offers. The loader picks one at start (user/trace/kernel.c).
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUTPUT)/bpf-thread-cache/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-thread-cache
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BUILD=UM_BUILD_THREAD_CACHE -c $< -o $@
+
 $(OUTPUT)/bpf-baseline/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf-baseline
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BASELINE=1 -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DUM_BUILD=UM_BUILD_BASELINE -c $< -o $@
 
 # Link the per-concern objects into one; gen object also strips DWARF but keeps BTF.
 $(OUTPUT)/unitmeter.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/unitmeter_thread_cache.bpf.o: $(BPF_THREAD_CACHE_OBJS)
 	$(call msg,LINK-BPF,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
@@ -152,6 +163,12 @@ $(OUTPUT)/unitmeter.skel.h: $(OUTPUT)/unitmeter.bpf.o
 
 # The loader opens either object through the first skeleton's struct: the two must name the same
 # programs, maps and globals at the same offsets, which the comparison of their structs proves.
+$(OUTPUT)/unitmeter_thread_cache.skel.h: $(OUTPUT)/unitmeter_thread_cache.bpf.o $(OUTPUT)/unitmeter.skel.h
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_thread_cache_bpf > $@.tmp
+	$(Q)tools/skel-layout.sh $(OUTPUT)/unitmeter.skel.h unitmeter_bpf $@.tmp unitmeter_thread_cache_bpf
+	$(Q)mv $@.tmp $@
+
 $(OUTPUT)/unitmeter_baseline.skel.h: $(OUTPUT)/unitmeter_baseline.bpf.o $(OUTPUT)/unitmeter.skel.h
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_baseline_bpf > $@.tmp
@@ -425,13 +442,12 @@ build-deps:
 tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
-# The build choice UM_BASELINE is read only by the kernel shims and the counter reader: a new
-# difference between kernels becomes a shim in bpf/compat.bpf.h, citing the change it follows.
-UM_BASELINE_FILES := bpf/compat.bpf.h bpf/rss.bpf.c
+# The build choice (UM_BUILD) is read only by the kernel shims: a new difference between kernels
+# becomes a shim in bpf/compat.bpf.h, citing the change it follows, and code asks for a feature.
 .PHONY: bpf-layout-check
 bpf-layout-check:
-	$(Q)if grep -n UM_BASELINE $(filter-out $(UM_BASELINE_FILES),$(wildcard bpf/*.c bpf/*.h bpf/probe/*.c)); then \
-		echo "$@: UM_BASELINE outside $(UM_BASELINE_FILES): ask for a feature of bpf/compat.bpf.h"; \
+	$(Q)if grep -nE 'UM_BUILD|UM_BPF_OF_5_10' $(filter-out bpf/compat.bpf.h,$(wildcard bpf/*.c bpf/*.h bpf/probe/*.c)); then \
+		echo "$@: the build choice outside bpf/compat.bpf.h: ask for a feature of it"; \
 		exit 1; fi
 
 .PHONY: build-test

@@ -2,65 +2,74 @@
 /*
  * The kernel as the programs see it: the constants taken from its headers, and a shim for
  * every difference between the kernels unitmeter runs on. Each shim names the kernel change it
- * follows. This file and the counter reader (rss.bpf.c: mm_counter_bytes) are the only places
- * that read UM_BASELINE (`make bpf-layout-check`): code elsewhere asks for a feature.
+ * follows. This file is the only one that reads the build (UM_BUILD, `make bpf-layout-check`):
+ * code elsewhere asks for a feature.
  *
- * The programs are built twice from these sources (Makefile), and the loader picks the object
- * the running kernel can take (user/trace/kernel.c):
- * - UM_BASELINE 0: kernels that keep mm counters per CPU (mm->rss_stat is percpu_counter[]),
+ * The programs are built three times from these sources (Makefile, UM_BUILD), and the loader
+ * picks the object the running kernel can take (user/trace/kernel.c):
+ * - UM_BUILD_PER_CPU: kernels that keep mm counters per CPU (mm->rss_stat is percpu_counter[]),
  *   which also have every newer BPF feature used here: fetching atomics, task storage,
- *   bpf_get_current_task_btf, attach cookies, the kfunc bpf_rdonly_cast.
- * - UM_BASELINE 1: what a 5.10 kernel offers. mm counters are plain atomics with a private cache
- *   in each thread (task->rss_stat), read where they change (rss.bpf.c); the only atomic is the
- *   plain add, so read-modify-write runs under one lock (um_lock); tracked threads are known by
- *   their threads entry; each unit spec has its own entry program instead of a cookie.
+ *   bpf_get_current_task_btf, attach cookies, bpf_loop, the kfunc bpf_rdonly_cast.
+ * - UM_BUILD_THREAD_CACHE: kernels before the per-CPU counters (mm counters are plain atomics
+ *   with a private cache in each thread, task->rss_stat, read where they change: rss.bpf.c)
+ *   that have the BPF of 5.17: every feature above but bpf_rdonly_cast. Its handover of a
+ *   running slice is the atomic one of the per-CPU build (Debian 12's 6.1, Ubuntu 22.04's HWE).
+ * - UM_BUILD_BASELINE: what a 5.10 kernel offers. The same mm counters and caches; the only
+ *   atomic is the plain add, so read-modify-write runs under one lock (um_lock); tracked
+ *   threads are known by their threads entry; each unit spec has its own entry program
+ *   instead of a cookie.
  */
 #ifndef UNITMETER_COMPAT_BPF_H
 #define UNITMETER_COMPAT_BPF_H
 
 #include "state.bpf.h"
 
-#ifndef UM_BASELINE
-#define UM_BASELINE 0
+#define UM_BUILD_PER_CPU 0
+#define UM_BUILD_BASELINE 1
+#define UM_BUILD_THREAD_CACHE 2
+#ifndef UM_BUILD
+#define UM_BUILD UM_BUILD_PER_CPU
 #endif
+/* what 5.10's BPF offers, and no more */
+#define UM_BPF_OF_5_10 (UM_BUILD == UM_BUILD_BASELINE)
 
 /*
  * The features, each as the build has it (1) or not (0). The per-CPU build needs 6.2, and so
- * has them all; the baseline build has none of them.
+ * has them all; the thread-cache build all but bpf_rdonly_cast; the baseline build none.
  *
  * Threads' private RSS caches (task->rss_stat), until 6.2: 'mm: convert mm's rss stats into
  * percpu_counter' (f1a7941243c1) made the mm counters per CPU and removed the caches
  * (SPLIT_RSS_COUNTING). The counter reader (rss.bpf.c) follows the same change.
  */
-#define UM_HAVE_THREAD_RSS_CACHES UM_BASELINE
+#define UM_HAVE_THREAD_RSS_CACHES (UM_BUILD != UM_BUILD_PER_CPU)
 /*
  * Fetching atomics (fetch-add, xchg, cmpxchg), 5.12: 'bpf: Add BPF_FETCH field / create
  * atomic_fetch_add instruction' (5ca419f2864a), 'bpf: Add instructions for atomic_[cmp]xchg'
  * (5ffa25502b5a). Before them only the plain atomic add exists; 5.10's verifier refuses every
  * fetching atomic, even where it cannot be reached (the Makefile checks the baseline object).
  */
-#define UM_HAVE_FETCH_ATOMICS (!UM_BASELINE)
+#define UM_HAVE_FETCH_ATOMICS (!UM_BPF_OF_5_10)
 /* Task storage for tracing programs, 5.11: 'bpf: Enable task local storage for tracing
  * programs' (a10787e6d58c). */
-#define UM_HAVE_TASK_STORAGE (!UM_BASELINE)
+#define UM_HAVE_TASK_STORAGE (!UM_BPF_OF_5_10)
 /* bpf_get_current_task_btf(), 5.11: the current task as a BTF pointer, loaded through directly. */
-#define UM_HAVE_TASK_BTF (!UM_BASELINE)
+#define UM_HAVE_TASK_BTF (!UM_BPF_OF_5_10)
 /* The kfunc bpf_rdonly_cast, 6.2: 'bpf: Add a kfunc for generic type cast' (a35b9af4ec2c). */
-#define UM_HAVE_RDONLY_CAST (!UM_BASELINE)
+#define UM_HAVE_RDONLY_CAST (UM_BUILD == UM_BUILD_PER_CPU)
 /* bpf_loop, 5.17: 'bpf: Add bpf_loop helper' (e6f2dd0f8067). */
-#define UM_HAVE_BPF_LOOP (!UM_BASELINE)
+#define UM_HAVE_BPF_LOOP (!UM_BPF_OF_5_10)
 /*
  * Attach cookies, 5.15: 'bpf: Allow to specify user-provided bpf_cookie for BPF perf links'
  * (82e6b1eee6a8), 'bpf: Add bpf_get_attach_cookie() BPF helper to access bpf_cookie value'
- * (7adfc6c9b315). No shim: both builds declare unit_enter and the unit_enter_N programs
+ * (7adfc6c9b315). No shim: every build declares unit_enter and the unit_enter_N programs
  * (units.bpf.c), and the loader loads those the kernel can take.
  */
 /*
  * task_struct::__state, 5.14: 'sched: Change task_struct::state' (2f064a59a11f); before it the
- * field is `state`. Every kernel of the per-CPU build has it; the baseline build runs on kernels
- * from 5.10, so asks (task_is_dead).
+ * field is `state`. Every kernel of the per-CPU and thread-cache builds has it (bpf_loop came
+ * later); the baseline build runs on kernels from 5.10, so asks (task_is_dead).
  */
-#define UM_HAVE_TASK___STATE (!UM_BASELINE)
+#define UM_HAVE_TASK___STATE (!UM_BPF_OF_5_10)
 
 /* include/linux/sched.h: a task's state on its final switch-out */
 #define UM_TASK_DEAD 0x00000080
@@ -288,10 +297,15 @@ static __always_inline bool cpu_pending_takeable(__u32 cpu)
  * is the kfunc bpf_rdonly_cast (a register move at run time) behind a call of rss.bpf.c: libbpf
  * 1.1's linker cannot link one kfunc declared in several objects.
  */
+#if UM_HAVE_RDONLY_CAST
 extern struct task_struct *um_untrusted_task(struct task_struct *task);
 #define UM_UNTRUSTED_TASK(p) um_untrusted_task(p)
+#else
+/* before 6.2 the verifier asks nothing of a BTF pointer's type: nothing to cast away */
+#define UM_UNTRUSTED_TASK(p) (p)
+#endif
 #define current_task() bpf_get_current_task_btf()
-#define TASK_READ(task, field) (um_untrusted_task(task)->field)
+#define TASK_READ(task, field) (UM_UNTRUSTED_TASK(task)->field)
 #else
 #define UM_UNTRUSTED_TASK(p) (p)
 #define current_task() ((struct task_struct *)bpf_get_current_task())

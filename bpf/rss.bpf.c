@@ -14,7 +14,7 @@
  * them from a per-CPU array of our own: the address bpf_map_lookup_percpu_elem() gives for a
  * CPU, less the array's __percpu base (bpf_array.pptrs[0]), is that CPU's offset.
  *
- * Kernels before the per-CPU counters (the baseline build, UM_BASELINE) keep each mm counter as
+ * Kernels before the per-CPU counters (the thread-cache and baseline builds) keep each mm counter as
  * one atomic, and every thread of the mm keeps a private cache of its own changes
  * (task->rss_stat), added silently on most page faults and folded into the mm every 64 faults,
  * at exec and at exit, each fold an rss_stat event. There an mm's RSS is its counters plus the
@@ -130,7 +130,7 @@ static __always_inline void own_mm_sync_locked(struct um_mm *mm, struct mm_struc
 		cache_sync_locked(th, mm, &cache, cache_is_folding(&cache) ? member : -1);
 }
 
-#if UM_BASELINE
+#if UM_HAVE_THREAD_RSS_CACHES
 /* The value of one mm counter, in bytes: one atomic (the threads' caches are kept apart). */
 static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 member)
 {
@@ -195,7 +195,7 @@ static __always_inline __u64 mm_counter_bytes(struct mm_struct *kmm, __u32 membe
 	}
 	return pages > 0 ? (__u64)pages * page_size : 0;
 }
-#endif /* UM_BASELINE */
+#endif /* UM_HAVE_THREAD_RSS_CACHES */
 
 /*
  * Bring one member of a known mm up to the kernel's value. An exchange, not read-then-write:

@@ -83,10 +83,14 @@ static __always_inline bool cache_is_folding(const struct task_rss_stat___cached
 /*
  * A tracked thread's cache after it may have changed outside our events: at the end of a
  * fault, at switch-out (cpu.bpf.c). task is the thread's address, mm_key the mm it uses. The
- * lock is taken only when the copy differs. Inline, not a global function: kernels 6.2 to 6.7
- * verify every global function, reached or not, and its reads do not exist there.
+ * lock is taken only when the copy differs. A static function, not a global one: kernels 6.2 to
+ * 6.7 verify every global function, reached or not, and its reads do not exist there. Not
+ * inlined: its copy of the cache would sit in the switch-out's frame, and the switch-out's
+ * deepest chain (a process's last thread closing its unit, whose close waits in a bpf_loop
+ * callback) would pass the verifier's 512 bytes of stack in the thread-cache build.
  */
-static __always_inline int thread_cache_catch_up(__u64 task, __u32 tid, __u64 mm_key)
+static __noinline __attribute__((unused)) int thread_cache_catch_up(__u64 task, __u32 tid,
+								   __u64 mm_key)
 {
 	struct task_rss_stat___cached cache;
 	struct um_thread *th;

@@ -359,6 +359,16 @@ Test(bpf_skel, per_cpu_threads_calling_at_once_close_every_unit)
 	units_of_one_build(KERNEL_BUILD_PER_CPU, true);
 }
 
+Test(bpf_skel, thread_cache_nested_call_is_one_unit)
+{
+	units_of_one_build(KERNEL_BUILD_THREAD_CACHE, false);
+}
+
+Test(bpf_skel, thread_cache_threads_calling_at_once_close_every_unit)
+{
+	units_of_one_build(KERNEL_BUILD_THREAD_CACHE, true);
+}
+
 Test(bpf_skel, baseline_nested_call_is_one_unit)
 {
 	units_of_one_build(KERNEL_BUILD_BASELINE, false);

@@ -149,13 +149,26 @@ void kernel_choose_build(struct kernel_features *k)
 		snprintf(why, size, "kernel %s caches RSS changes in each thread, and neither fexit "
 			 "nor a kretprobe attaches to handle_mm_fault, where they change; %s",
 			 k->release, tested);
+	else if (k->fetch_atomics && k->task_storage && k->current_task_btf && k->attach_cookie &&
+		 k->bpf_loop)
+		k->build = KERNEL_BUILD_THREAD_CACHE;
 	else
 		k->build = KERNEL_BUILD_BASELINE;
 }
 
+bool kernel_build_has_cookies(enum kernel_build build)
+{
+	return build == KERNEL_BUILD_PER_CPU || build == KERNEL_BUILD_THREAD_CACHE;
+}
+
+bool kernel_build_has_task_storage(enum kernel_build build)
+{
+	return build == KERNEL_BUILD_PER_CPU || build == KERNEL_BUILD_THREAD_CACHE;
+}
+
 /* Read once per process: the precheck and the tracer both ask, and the probes load programs. */
 /*
- * UNITMETER_BUILD=per-cpu|baseline loads that build whatever the kernel offers: for testing that
+ * UNITMETER_BUILD=per-cpu|thread-cache|baseline loads that build whatever the kernel offers: for testing that
  * the matrix catches the wrong one (make vmtest), never needed to trace.
  */
 static void force_build(struct kernel_features *k)
@@ -166,6 +179,8 @@ static void force_build(struct kernel_features *k)
 		return;
 	if (strcmp(forced, "per-cpu") == 0)
 		k->build = KERNEL_BUILD_PER_CPU;
+	else if (strcmp(forced, "thread-cache") == 0)
+		k->build = KERNEL_BUILD_THREAD_CACHE;
 	else if (strcmp(forced, "baseline") == 0)
 		k->build = KERNEL_BUILD_BASELINE;
 }
@@ -216,14 +231,14 @@ static bool boot_id(char *id, size_t len)
 }
 
 /* The probed features the record keeps, in its order (a digit each, then the fault hook). */
-#define CACHED_FEATURES 10
+#define CACHED_FEATURES 11
 
 static void cached_features(struct kernel_features *k, bool *fields[CACHED_FEATURES])
 {
 	bool *all[CACHED_FEATURES] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
 				       &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
 				       &k->per_cpu_mm_counters, &k->thread_rss_caches,
-				       &k->kfunc_rdonly_cast, &k->uprobe_multi };
+				       &k->kfunc_rdonly_cast, &k->uprobe_multi, &k->bpf_loop };
 
 	memcpy(fields, all, sizeof(all));
 }
@@ -239,7 +254,7 @@ static void cache_line(struct kernel_features *k, const char *boot, char *line, 
 		bits[i] = *fields[i] ? '1' : '0';
 	bits[CACHED_FEATURES] = (char)('0' + k->fault_hook);
 	bits[CACHED_FEATURES + 1] = '\0';
-	snprintf(line, len, "unitmeter-kernel-features 3 %s %s %s\n", boot, k->release, bits);
+	snprintf(line, len, "unitmeter-kernel-features 4 %s %s %s\n", boot, k->release, bits);
 }
 
 static bool fresh_read;
@@ -264,7 +279,7 @@ static bool cache_read(struct kernel_features *k)
 	text = um_read_text(path);
 	if (!text)
 		return false;
-	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 3 %s %s ", boot,
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 4 %s %s ", boot,
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
@@ -334,6 +349,7 @@ void kernel_features_read(struct kernel_features *k)
 		k->fetch_atomics = probe_fetch_atomics();
 		k->current_task_btf = has_helper(BPF_FUNC_get_current_task_btf);
 		k->attach_cookie = has_helper(BPF_FUNC_get_attach_cookie);
+		k->bpf_loop = has_helper(BPF_FUNC_loop);
 		k->percpu_lookup = has_helper(BPF_FUNC_map_lookup_percpu_elem);
 		k->uprobe_multi = uprobe_multi_supported();
 	}
@@ -362,6 +378,8 @@ const char *kernel_build_name(enum kernel_build build)
 	switch (build) {
 	case KERNEL_BUILD_PER_CPU:
 		return "per-cpu";
+	case KERNEL_BUILD_THREAD_CACHE:
+		return "thread-cache";
 	case KERNEL_BUILD_BASELINE:
 		return "baseline";
 	default:
@@ -372,6 +390,18 @@ const char *kernel_build_name(enum kernel_build build)
 static const char *yes_no(bool b)
 {
 	return b ? "yes" : "no";
+}
+
+/* Where the builds before the per-CPU counters read each thread's cache. */
+static const char *thread_caches_read(const struct kernel_features *k)
+{
+	if (!k->thread_rss_caches)
+		return "no thread caches";
+	return k->fault_hook == FAULT_HOOK_FEXIT ?
+		       "each thread's RSS cache at switch-out and at the end of every page fault "
+		       "(fexit/handle_mm_fault)" :
+		       "each thread's RSS cache at switch-out and at the end of every page fault "
+		       "(kretprobe/handle_mm_fault)";
 }
 
 void kernel_features_print(FILE *out, const struct kernel_features *k)
@@ -394,6 +424,7 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 	fprintf(out, "  %-44s %s\n", "task storage maps", yes_no(k->task_storage));
 	fprintf(out, "  %-44s %s\n", "bpf_get_current_task_btf", yes_no(k->current_task_btf));
 	fprintf(out, "  %-44s %s\n", "attach cookies", yes_no(k->attach_cookie));
+	fprintf(out, "  %-44s %s\n", "bpf_loop", yes_no(k->bpf_loop));
 	fprintf(out, "  %-44s %s\n", "bpf_map_lookup_percpu_elem", yes_no(k->percpu_lookup));
 	fprintf(out, "  %-44s %s\n", "kfunc bpf_rdonly_cast", yes_no(k->kfunc_rdonly_cast));
 	fprintf(out, "  %-44s %s\n", "multi-uprobe links", yes_no(k->uprobe_multi));
@@ -402,13 +433,14 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 		fprintf(out, "programs: the per-CPU build: each mm counter is read (every CPU's share) "
 			"at each of its changes\n");
 		break;
+	case KERNEL_BUILD_THREAD_CACHE:
+		fprintf(out, "programs: the thread-cache build: mm counters at each change, %s; "
+			"atomics for shared counters\n", thread_caches_read(k));
+		break;
 	case KERNEL_BUILD_BASELINE:
 		fprintf(out, "programs: the baseline build: mm counters at each change, %s; one lock "
 			"for shared counters, one entry program per unit spec\n",
-			k->thread_rss_caches ? "each thread's RSS cache at the end of every page fault "
-					       "and at switch-out" : "no thread caches");
-		if (k->thread_rss_caches)
-			fprintf(out, "fault hook: %s/handle_mm_fault\n", fault_hook_name(k->fault_hook));
+			thread_caches_read(k));
 		break;
 	default:
 		fprintf(out, "programs: none can run here: %s\n", k->refusal);

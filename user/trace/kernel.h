@@ -4,8 +4,11 @@
  * probes (never from its version number), and which build of the programs it takes:
  * - the per-CPU build, where mm counters are per CPU (mm->rss_stat is percpu_counter[]) and every
  *   newer feature it uses is there;
- * - the baseline build, for kernels whose mm counters are atomics with per-thread caches (what a
- *   5.10 kernel offers): every cache is read where it changes, at the end of each page fault.
+ * - the thread-cache build, for kernels whose mm counters are atomics with per-thread caches
+ *   (before 6.2), every cache read where it changes, at the end of each page fault, by programs
+ *   with the BPF of 5.17 (fetching atomics, bpf_loop, task storage, cookies);
+ * - the baseline build, the same counters read by programs with what 5.10's BPF offers: one
+ *   lock where the others have atomics.
  */
 #ifndef UM_KERNEL_H
 #define UM_KERNEL_H
@@ -17,6 +20,7 @@
 enum kernel_build {
 	KERNEL_BUILD_NONE = 0, /* the kernel cannot be served: kernel_features.refusal says why */
 	KERNEL_BUILD_PER_CPU,
+	KERNEL_BUILD_THREAD_CACHE,
 	KERNEL_BUILD_BASELINE,
 };
 
@@ -33,6 +37,7 @@ struct kernel_features {
 	bool task_storage;       /* BPF_MAP_TYPE_TASK_STORAGE (5.11) */
 	bool current_task_btf;   /* bpf_get_current_task_btf (5.11) */
 	bool attach_cookie;      /* bpf_get_attach_cookie (5.15) */
+	bool bpf_loop;           /* the bpf_loop helper (5.17) */
 	bool percpu_lookup;      /* bpf_map_lookup_percpu_elem (5.19) */
 	bool kfunc_rdonly_cast;  /* kfunc bpf_rdonly_cast (6.2) */
 	bool uprobe_multi;       /* multi-uprobe links, BPF_TRACE_UPROBE_MULTI (6.6) */
@@ -53,6 +58,10 @@ void kernel_features_fresh(void);
 void kernel_choose_build(struct kernel_features *k);
 
 const char *kernel_build_name(enum kernel_build build);
+
+/* What the build's programs have that the baseline's lack (bpf/compat.bpf.h). */
+bool kernel_build_has_cookies(enum kernel_build build);
+bool kernel_build_has_task_storage(enum kernel_build build);
 
 /* `unitmeter check`: the features, the build chosen and whether figures are exact, as text. */
 void kernel_features_print(FILE *out, const struct kernel_features *k);

@@ -27,12 +27,15 @@
 #include "trace/uprobe_link.h"
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
+#include "unitmeter_thread_cache.skel.h"
 #include "unitmeter_baseline.skel.h"
 
-/* The baseline object is opened through the per-CPU one's skeleton struct: the build proves the
- * two declare the same programs, maps and globals (tools/skel-layout.sh). */
+/* The other objects are opened through the per-CPU one's skeleton struct: the build proves the
+ * three declare the same programs, maps and globals (tools/skel-layout.sh). */
 _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_bpf),
-	       "the two skeletons differ");
+	       "the baseline skeleton differs");
+_Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_thread_cache_bpf),
+	       "the thread-cache skeleton differs");
 
 /* A process stopped at its exec (--lookup-at-exec), waiting for tracer__service_held. */
 struct held_exec {
@@ -215,8 +218,8 @@ static int learn_cpu_offsets(struct tracer *t, int n_cpus)
 }
 
 /*
- * Open the build of the programs the kernel takes. The baseline object goes through the
- * per-CPU skeleton's struct, with its own ELF bytes.
+ * Open the build of the programs the kernel takes. The thread-cache and baseline objects go
+ * through the per-CPU skeleton's struct, each with its own ELF bytes.
  */
 static struct unitmeter_bpf *open_build(enum kernel_build build)
 {
@@ -230,7 +233,10 @@ static struct unitmeter_bpf *open_build(enum kernel_build build)
 		return NULL;
 	err = unitmeter_bpf__create_skeleton(skel);
 	if (!err) {
-		skel->skeleton->data = (void *)unitmeter_baseline_bpf__elf_bytes(&skel->skeleton->data_sz);
+		skel->skeleton->data =
+			build == KERNEL_BUILD_THREAD_CACHE ?
+				(void *)unitmeter_thread_cache_bpf__elf_bytes(&skel->skeleton->data_sz) :
+				(void *)unitmeter_baseline_bpf__elf_bytes(&skel->skeleton->data_sz);
 		err = bpf_object__open_skeleton(skel->skeleton, NULL);
 	}
 	if (err) {
@@ -265,7 +271,7 @@ static bool use_uprobe_multi(const struct kernel_features *k)
 static void choose_programs(struct tracer *t)
 {
 	const struct tracer_config *cfg = t->cfg;
-	bool per_cpu = t->kernel.build == KERNEL_BUILD_PER_CPU, natives = false, markers = false;
+	bool cookies = kernel_build_has_cookies(t->kernel.build), natives = false, markers = false;
 	struct bpf_program *prog;
 
 	for (size_t i = 0; i < cfg->n_targets; i++) {
@@ -278,15 +284,16 @@ static void choose_programs(struct tracer *t)
 		if (strncmp(bpf_program__name(prog), "unit_enter_", 11) == 0)
 			bpf_program__set_autoload(prog, false);
 	/* without unit specs the uprobe programs are not even verified: a faster start */
-	bpf_program__set_autoload(t->skel->progs.unit_enter, per_cpu && natives);
+	bpf_program__set_autoload(t->skel->progs.unit_enter, cookies && natives);
 	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, markers);
 	bpf_program__set_autoload(t->skel->progs.unit_return, cfg->n_targets > 0);
-	if (!per_cpu)
+	if (!cookies)
 		for (size_t i = 0; i < cfg->n_targets; i++)
 			if (!cfg->targets[i].spec_from_arg)
 				bpf_program__set_autoload(spec_entry_program(t, cfg->targets[i].cookie),
 							  true);
-	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets, per_cpu);
+	bpf_program__set_autoload(t->skel->progs.learn_cpu_offsets,
+				  t->kernel.build == KERNEL_BUILD_PER_CPU);
 	bpf_program__set_autoload(t->skel->progs.handle_fault_done,
 				  t->kernel.thread_rss_caches && t->kernel.fault_hook == FAULT_HOOK_FEXIT);
 	bpf_program__set_autoload(t->skel->progs.handle_fault_done_kretprobe,
@@ -443,7 +450,7 @@ static int mark_tracked(struct tracer *t, pid_t tid)
 	__u32 mark = 1;
 
 	/* no task storage (the baseline build): the threads map is the mark */
-	if (t->kernel.build != KERNEL_BUILD_PER_CPU)
+	if (!kernel_build_has_task_storage(t->kernel.build))
 		return 0;
 	fd = pidfd_open(tid, PIDFD_THREAD);
 	if (fd < 0)
@@ -699,11 +706,11 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
 	if (target->spec_from_arg)
 		entry = t->skel->progs.unit_enter_marker;
-	else if (t->kernel.build == KERNEL_BUILD_PER_CPU)
+	else if (kernel_build_has_cookies(t->kernel.build))
 		entry = t->skel->progs.unit_enter;
 	else
 		entry = spec_entry_program(t, target->cookie);
-	if (!target->spec_from_arg && t->kernel.build == KERNEL_BUILD_PER_CPU)
+	if (!target->spec_from_arg && kernel_build_has_cookies(t->kernel.build))
 		cookie = target->cookie;
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);

@@ -91,7 +91,7 @@ struct tracer_counters {
 	uint64_t charge_watermark_start_bytes;
 	uint64_t charge_watermark_last_bytes;
 	uint64_t charge_unwatched; /* units open while every watcher was taken: charge null */
-	const char *build;      /* the build of the programs loaded: "per-cpu" or "baseline" */
+	const char *build;      /* the programs loaded: "per-cpu", "thread-cache" or "baseline" */
 	const char *uprobe_links; /* how the uprobes were attached: "multi" or "perf" (uprobe_link.h) */
 	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
 	struct gpu_counters gpu; /* device memory through the CUDA driver API */
