@@ -605,6 +605,80 @@ def own_cost(report, quick):
     report.append("")
 
 
+# --- what traced runs cost the node's other processes ------------------------------------
+
+def start_idle_runs(k, tmp):
+    """k traced runs of a command that does nothing, each past its attach (the command is held
+    before its exec until every probe is attached, so its first step says the run is live)."""
+    runs = []
+    for i in range(k):
+        ready = os.path.join(tmp, "ready.%d" % i)
+        runs.append(subprocess.Popen(
+            [UNITMETER, "run", "-q", "-o", os.path.join(tmp, "idle.%d.json" % i), "--", "/bin/sh",
+             "-c", "touch %s; exec sleep 600" % ready],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if all(os.path.exists(os.path.join(tmp, "ready.%d" % i)) for i in range(k)):
+            return runs
+        if any(r.poll() is not None for r in runs):
+            break
+        time.sleep(0.05)
+    stop_idle_runs(runs)
+    failures.append("neighbours: %d idle traced runs did not all start" % k)
+    return None
+
+
+def stop_idle_runs(runs):
+    """Ctrl-C each run (it ends its command and writes its manifest), and wait for it."""
+    for r in runs:
+        if r.poll() is None:
+            r.send_signal(2)
+    for r in runs:
+        try:
+            r.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            r.kill()
+            r.wait()
+            failures.append("neighbours: a traced run did not end on Ctrl-C")
+
+
+def neighbours(report, quick):
+    """Issue #34: an untraced neighbour that switches context all the time, beside k traced runs
+    that do nothing. Each run loads its own copy of the programs, which the kernel calls on every
+    switch of the node, so the neighbour's wall time grows with k. Interleaved: each repetition
+    takes every k in turn, the runs started and ended around the neighbour."""
+    n = 1 if quick else 3
+    counts = (0, 1, 4, 8, 16)
+    neighbour = w("pingpong", "--rounds", 50000 if quick else 200000)
+    walls = {k: [] for k in counts}
+    for _ in range(n):
+        for k in counts:
+            with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+                runs = start_idle_runs(k, tmp)
+                if runs is None:
+                    continue
+                walls[k].append(run_none(neighbour)["wall_s"])
+                stop_idle_runs(runs)
+    base = statistics.median(walls[0]) if walls[0] else None
+    cells = []
+    for k in counts:
+        if not walls[k] or not base:
+            cells.append("-")
+            continue
+        wall = statistics.median(walls[k])
+        cells.append("%.2f s (%.2fx)" % (wall, wall / base))
+    report.append("## What traced runs cost their neighbours\n")
+    report.append("An untraced `pingpong --rounds %d` (two threads handing a byte over pipes: "
+                  "a context switch every few microseconds) beside k traced runs that do nothing "
+                  "(`unitmeter run -- sleep`); its wall time, median of %d, each k in turn "
+                  "(issue #34: one tracer per node).\n" % (int(neighbour[2]), n))
+    report.append("| traced runs on the node | %s |" % " | ".join(str(k) for k in counts))
+    report.append("|---|" + "---|" * len(counts))
+    report.append("| the neighbour's wall, each run its own programs | %s |" % " | ".join(cells))
+    report.append("")
+
+
 # --- does a projection hold? ------------------------------------------------------------
 
 def projection_holds(report, quick):
@@ -627,7 +701,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset in under two minutes")
     sections = {f.__name__: f for f in (accuracy, overhead, fixed_cost, report_speed, own_cost,
-                                         projection_holds)}
+                                         neighbours, projection_holds)}
     parser.add_argument("--only", choices=sorted(sections), action="append",
                         help="run this section alone (repeatable): a change's own figures")
     args = parser.parse_args()
