@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "helpers.h"
@@ -423,4 +424,101 @@ Test(run, tmp_writes_to_the_working_directory_ask_no_tmp)
 	cr_expect_eq(system(cmd), 0);
 	um_result_free(&p);
 	um_result_free(&r);
+}
+
+/* Write a whole file (the feature record, as a test would have it). */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fputs(text, f) >= 0 && fclose(f) == 0, true, "%s: %s", path, strerror(errno));
+}
+
+/* `unitmeter run -q -- true`: its exit status; its stderr in err when asked. */
+static int run_true(char **err)
+{
+	const char *args[] = { "run", "-q", "--", "/bin/true", NULL };
+	struct um_result r;
+	int status;
+
+	um_run(&r, true, args);
+	status = r.status;
+	if (err)
+		*err = strdup(r.err ? r.err : "");
+	um_result_free(&r);
+	return status;
+}
+
+/*
+ * What the probes and the kernel's BTF said is kept per boot (user/trace/kernel.c): written by a
+ * run, read by the next instead of probing (a tampered record shows it is read), and trusted
+ * only when root owns it and no one else may write it; a record of another boot or format is
+ * probed again and rewritten.
+ */
+Test(run, kernel_features_kept_per_boot_and_trusted_only_from_root)
+{
+	char dir[] = "/tmp/um-features-XXXXXX", path[64], head[256], *boot, *record, *now, *err;
+	struct utsname u;
+	struct stat st;
+	const char *bits;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kernel-features", dir);
+	setenv("UNITMETER_FEATURE_CACHE", path, 1);
+	cr_assert_eq(uname(&u), 0);
+	boot = slurp_file("/proc/sys/kernel/random/boot_id");
+	cr_assert_not_null(boot);
+	boot[strcspn(boot, "\n")] = '\0';
+
+	cr_assert_eq(run_true(NULL), 0, "a traced run failed");
+	record = slurp_file(path);
+	cr_assert_not_null(record, "no feature record at %s", path);
+	snprintf(head, sizeof(head), "unitmeter-kernel-features 4 %s %s ", boot, u.release);
+	cr_assert_eq(strncmp(record, head, strlen(head)), 0, "record '%s', expected '%s...'", record,
+		     head);
+	/* eleven features, then the fault hook, one digit each */
+	bits = record + strlen(head);
+	cr_expect_geq(strspn(bits, "01"), 11, "record '%s'", record);
+	cr_expect(bits[11] >= '0' && bits[11] <= '2' && !strcmp(bits + 12, "\n"), "record '%s'",
+		  record);
+	cr_expect_eq(bits[0], '1', "the ring buffer, which the run used, recorded absent");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect(st.st_uid == 0 && (st.st_mode & 0777) == 0644, "record owned by %u, mode %o",
+		  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+
+	/* the record is what the next run believes: one saying no ring buffer refuses the run */
+	now = strdup(record);
+	now[strlen(head)] = '0';
+	write_text(path, now);
+	chmod(path, 0644);
+	cr_expect_neq(run_true(&err), 0, "a run believing the kernel has no ring buffer ran");
+	cr_expect(strstr(err, "no BPF ring buffer"), "refusal: %s", err);
+	free(err);
+
+	/* the same record writable by others is not believed: probed again, rewritten */
+	chmod(path, 0666);
+	cr_expect_eq(run_true(NULL), 0, "a record others may write was believed");
+	free(now);
+	now = slurp_file(path);
+	cr_expect_str_eq(now, record, "the record rewritten");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0644);
+
+	/* a record of the format before (ten features) is probed again, rewritten */
+	free(now);
+	snprintf(head, sizeof(head), "unitmeter-kernel-features 3 %s %s 0000000000 0\n", boot,
+		 u.release);
+	write_text(path, head);
+	chmod(path, 0644);
+	cr_expect_eq(run_true(NULL), 0, "an old record was believed");
+	now = slurp_file(path);
+	cr_expect_str_eq(now, record, "the old record rewritten");
+
+	free(now);
+	free(record);
+	free(boot);
+	unlink(path);
+	rmdir(dir);
+	unsetenv("UNITMETER_FEATURE_CACHE");
 }

@@ -283,10 +283,15 @@ static bool cache_read(struct kernel_features *k)
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
-	/* the features, then the fault hook (enum fault_hook) */
-	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") == CACHED_FEATURES &&
+	/*
+	 * The features (0 or 1 each), the fault hook (enum fault_hook, one digit), the line's end.
+	 * The hook's digit may be a 0 or a 1 too: the features are the first CACHED_FEATURES of the
+	 * span, not all of it (all of it refused every record with those hooks).
+	 */
+	if (!strncmp(text, want_head, head_len) && strspn(bits, "01") >= CACHED_FEATURES &&
 	    bits[CACHED_FEATURES] >= '0' + FAULT_HOOK_NONE &&
-	    bits[CACHED_FEATURES] <= '0' + FAULT_HOOK_KRETPROBE) {
+	    bits[CACHED_FEATURES] <= '0' + FAULT_HOOK_KRETPROBE &&
+	    (bits[CACHED_FEATURES + 1] == '\n' || bits[CACHED_FEATURES + 1] == '\0')) {
 		bool *fields[CACHED_FEATURES];
 
 		cached_features(k, fields);
