@@ -15,8 +15,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-# arm64 after x86 (the cells share the two cores): the per-CPU build, the baseline build with
-# the kretprobe fault hook (no ftrace direct calls before 6.4), and 16 KiB pages
+# arm64 after x86 (the cells share the two cores): the per-CPU build, the thread-cache build
+# with the kretprobe fault hook (no ftrace direct calls before 6.4), and 16 KiB pages
 default_cells="host 5.10.0-46-amd64:v1 5.10.0-46-amd64:v2 6.1.0-57-amd64:v1 6.1.0-57-amd64:v2
 6.12.117+deb13-amd64:v1 6.12.117+deb13-amd64:v2
 6.12.118+deb12-arm64:v2 6.1.0-57-arm64:v2 6.12.118+deb12-arm64-16k:v2"
