@@ -13,7 +13,7 @@
  * - UM_BUILD_THREAD_CACHE: kernels before the per-CPU counters (mm counters are plain atomics
  *   with a private cache in each thread, task->rss_stat, read where they change: rss.bpf.c)
  *   that have the BPF of 5.17: every feature above but bpf_rdonly_cast. Its handover of a
- *   running slice is the atomic one of the per-CPU build (Debian 12's 6.1, Ubuntu 22.04's HWE).
+ *   running slice is the atomic one of the per-CPU build (Debian 12's 6.1, Amazon Linux 2023's).
  * - UM_BUILD_BASELINE: what a 5.10 kernel offers. The same mm counters and caches; the only
  *   atomic is the plain add, so read-modify-write runs under one lock (um_lock); tracked
  *   threads are known by their threads entry; each unit spec has its own entry program

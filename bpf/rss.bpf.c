@@ -14,8 +14,8 @@
  * them from a per-CPU array of our own: the address bpf_map_lookup_percpu_elem() gives for a
  * CPU, less the array's __percpu base (bpf_array.pptrs[0]), is that CPU's offset.
  *
- * Kernels before the per-CPU counters (the thread-cache and baseline builds) keep each mm counter as
- * one atomic, and every thread of the mm keeps a private cache of its own changes
+ * Kernels before the per-CPU counters (the thread-cache and baseline builds) keep each mm
+ * counter as one atomic, and every thread of the mm keeps a private cache of its own changes
  * (task->rss_stat), added silently on most page faults and folded into the mm every 64 faults,
  * at exec and at exit, each fold an rss_stat event. There an mm's RSS is its counters plus the
  * caches of the threads that use it; each tracked thread's cache is copied in its threads
@@ -84,7 +84,7 @@ int learn_cpu_offsets(void *ctx)
 /* The end of every page fault: the faulting thread's cache took the fault's pages. */
 static __always_inline int fault_done(void)
 {
-	/* loaded only where threads keep caches (one body in both builds, so both declare the
+	/* loaded only where threads keep caches (one body in every build, so all declare the
 	 * same programs) */
 #if UM_HAVE_THREAD_RSS_CACHES
 	__u64 task;

@@ -260,7 +260,7 @@ struct um_thread {
 	__u64 last_out_ns;     /* bpf_ktime_get_ns() at the last switch-out */
 	__u32 cpu;             /* where it was switched in */
 	__u32 exit_called;     /* it entered exit or exit_group: no longer one of active_threads */
-	/* baseline build: the thread's RSS cache (task->rss_stat.count) as last applied, in pages */
+	/* before 6.2: the thread's RSS cache (task->rss_stat.count) as last applied, in pages */
 	__s32 rss_cache_pages[UM_MM_NR_MEMBERS];
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The hook on the end of a page fault, where a kernel whose threads cache their RSS changes is
- * read (the baseline build): chosen by attaching it, since the function is in BTF either way and
+ * read (the thread-cache and baseline builds): chosen by attaching it, since the function is in BTF either way and
  * only the attach says whether the kernel can take it (fexit needs ftrace direct calls: arm64
  * has them from 6.4).
  */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 enum fault_hook {
-	FAULT_HOOK_NONE = 0, /* neither attaches: the baseline build cannot be exact here */
+	FAULT_HOOK_NONE = 0, /* neither attaches: the builds with thread caches cannot be exact */
 	FAULT_HOOK_FEXIT,    /* fexit/handle_mm_fault: a direct call from the function's end */
 	FAULT_HOOK_KRETPROBE /* kretprobe/handle_mm_fault: a trap at the return, slower per fault */
 };
@@ -23,7 +23,8 @@ const char *fault_hook_name(enum fault_hook hook);
 
 /*
  * What each hook adds to a page fault, with an empty body: the mechanism's own cost (fexit's
- * trampoline, kretprobe's trap), which the baseline build pays on every fault of the machine.
+ * trampoline, kretprobe's trap), which the builds with thread caches pay on every fault of the
+ * machine.
  * Faults of a fresh anonymous mapping timed with the hook attached and without, the fastest of
  * several rounds each; NAN where a hook does not attach (fault_ns too where neither does). root.
  */

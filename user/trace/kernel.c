@@ -168,8 +168,8 @@ bool kernel_build_has_task_storage(enum kernel_build build)
 
 /* Read once per process: the precheck and the tracer both ask, and the probes load programs. */
 /*
- * UNITMETER_BUILD=per-cpu|thread-cache|baseline loads that build whatever the kernel offers: for testing that
- * the matrix catches the wrong one (make vmtest), never needed to trace.
+ * UNITMETER_BUILD=per-cpu|thread-cache|baseline loads that build whatever the kernel offers: for
+ * testing that the matrix catches the wrong one (make vmtest), never needed to trace.
  */
 static void force_build(struct kernel_features *k)
 {
@@ -363,7 +363,7 @@ void kernel_features_read(struct kernel_features *k)
 		k->per_cpu_mm_counters = member_kind(btf, "mm_struct", "rss_stat") == BTF_KIND_ARRAY;
 		k->thread_rss_caches = member_kind(btf, "task_struct", "rss_stat") == BTF_KIND_STRUCT;
 		k->kfunc_rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-		/* tried only where the baseline build needs it: an attach is no BTF lookup */
+		/* tried only where the builds with thread caches need it: an attach is no BTF lookup */
 		if (k->root && k->thread_rss_caches)
 			k->fault_hook = fault_hook_try();
 		btf__free(btf);
