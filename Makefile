@@ -145,9 +145,13 @@ $(OUTPUT)/unitmeter.bpf.o: $(BPF_OBJS)
 	$(call msg,LINK-BPF,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
+# Its kernels (before 6.2) have no kfunc bpf_rdonly_cast, which libbpf must resolve at load.
 $(OUTPUT)/unitmeter_thread_cache.bpf.o: $(BPF_THREAD_CACHE_OBJS)
 	$(call msg,LINK-BPF,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)if llvm-readelf -s $@ | grep -w bpf_rdonly_cast; then \
+		echo "$@: bpf_rdonly_cast (6.2) in the thread-cache build (ask UM_HAVE_RDONLY_CAST)"; \
+		rm -f $@; exit 1; fi
 
 # 5.10's verifier refuses every fetching atomic, even where it cannot be reached: none may be here.
 $(OUTPUT)/unitmeter_baseline.bpf.o: $(BPF_BASELINE_OBJS)
@@ -161,8 +165,9 @@ $(OUTPUT)/unitmeter.skel.h: $(OUTPUT)/unitmeter.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_bpf > $@
 
-# The loader opens either object through the first skeleton's struct: the two must name the same
-# programs, maps and globals at the same offsets, which the comparison of their structs proves.
+# The loader opens every object through the first skeleton's struct: the three must name the
+# same programs, maps and globals at the same offsets, which the comparison of their structs
+# proves.
 $(OUTPUT)/unitmeter_thread_cache.skel.h: $(OUTPUT)/unitmeter_thread_cache.bpf.o $(OUTPUT)/unitmeter.skel.h
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name unitmeter_thread_cache_bpf > $@.tmp

@@ -66,10 +66,10 @@
  */
 /*
  * task_struct::__state, 5.14: 'sched: Change task_struct::state' (2f064a59a11f); before it the
- * field is `state`. Every kernel of the per-CPU and thread-cache builds has it (bpf_loop came
- * later); the baseline build runs on kernels from 5.10, so asks (task_is_dead).
+ * field is `state`. Every kernel of the per-CPU build (6.2) has it; the other builds ask
+ * (task_is_dead): a vendor kernel can have the BPF of 5.17 on an older scheduler.
  */
-#define UM_HAVE_TASK___STATE (!UM_BPF_OF_5_10)
+#define UM_HAVE_TASK___STATE (UM_BUILD == UM_BUILD_PER_CPU)
 
 /* include/linux/sched.h: a task's state on its final switch-out */
 #define UM_TASK_DEAD 0x00000080
@@ -197,7 +197,7 @@ static __always_inline bool um_handover_lock(bool unit_open)
  * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
  * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, the
  * switch runs inside the close's lock, and the word is seen between states only where the
- * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest) and
+ * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest when it ran the baseline) and
  * went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop the old verifier walks
  * step by step, once per CPU of the close's scan).
  */

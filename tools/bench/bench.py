@@ -609,14 +609,16 @@ def own_cost(report, quick):
 
 def start_idle_runs(k, tmp):
     """k traced runs of a command that does nothing, each past its attach (the command is held
-    before its exec until every probe is attached, so its first step says the run is live)."""
+    before its exec until every probe is attached, so its first step says the run is live).
+    Their stderr goes to files (a pipe nobody reads could fill)."""
     runs = []
     for i in range(k):
         ready = os.path.join(tmp, "ready.%d" % i)
-        runs.append(subprocess.Popen(
-            [UNITMETER, "run", "-q", "-o", os.path.join(tmp, "idle.%d.json" % i), "--", "/bin/sh",
-             "-c", "touch %s; exec sleep 600" % ready],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        with open(os.path.join(tmp, "idle.%d.err" % i), "w") as err:
+            runs.append(subprocess.Popen(
+                [UNITMETER, "run", "-q", "-o", os.path.join(tmp, "idle.%d.json" % i), "--",
+                 "/bin/sh", "-c", "touch %s; exec sleep 600" % ready],
+                stdout=subprocess.DEVNULL, stderr=err))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if all(os.path.exists(os.path.join(tmp, "ready.%d" % i)) for i in range(k)):
@@ -625,7 +627,11 @@ def start_idle_runs(k, tmp):
             break
         time.sleep(0.05)
     stop_idle_runs(runs)
-    failures.append("neighbours: %d idle traced runs did not all start" % k)
+    said = ""
+    for i in range(k):
+        with open(os.path.join(tmp, "idle.%d.err" % i)) as err:
+            said = said or err.read().strip()[-300:]
+    failures.append("neighbours: %d idle traced runs did not all start: %s" % (k, said))
     return None
 
 

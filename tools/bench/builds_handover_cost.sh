@@ -40,9 +40,17 @@ for round in $(seq 1 "$rounds"); do
 			sleep 0.1
 		done
 		wait "$tracer"
+		status=$?
 		echo "== $build, round $round"
+		if [ "$status" != 0 ] || [ ! -s "$manifest" ]; then
+			echo "the traced run failed (exit $status): UNITMETER_BUILD=$build may not load here"
+			continue
+		fi
+		if [ -z "$last" ]; then
+			echo "no statistics read (bpftool, kernel.bpf_stats_enabled)"
+		fi
 		echo "$last" | sed -E 's/.*name ([a-z_0-9]+) .*run_time_ns ([0-9]+) run_cnt ([0-9]+).*/\1 \2 \3/' |
-			awk '{ printf "%s %.0f ns a run (%d runs)\n", $1, $2 / $3, $3 }'
+			awk 'NF == 3 && $3 > 0 { printf "%s %.0f ns a run (%d runs)\n", $1, $2 / $3, $3 }'
 		python3 - "$manifest" <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))["run"]

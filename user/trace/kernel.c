@@ -367,7 +367,8 @@ void kernel_features_read(struct kernel_features *k)
 		if (k->root && k->thread_rss_caches)
 			k->fault_hook = fault_hook_try();
 		btf__free(btf);
-		if (k->root)
+		/* a fault hook's trial that failed is not kept: the next run tries again */
+		if (k->root && !(k->thread_rss_caches && k->fault_hook == FAULT_HOOK_NONE))
 			cache_write(k);
 	}
 probed:
