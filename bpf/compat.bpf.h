@@ -197,9 +197,9 @@ static __always_inline bool um_handover_lock(bool unit_open)
  * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
  * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, the
  * switch runs inside the close's lock, and the word is seen between states only where the
- * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest when it ran the baseline) and
- * went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop the old verifier walks
- * step by step, once per CPU of the close's scan).
+ * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest when
+ * it ran the baseline) and went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop
+ * the old verifier walks step by step, once per CPU of the close's scan).
  */
 #if UM_HAVE_BPF_LOOP
 #define UM_HANDOVER_TRIES (1 << 20)

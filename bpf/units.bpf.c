@@ -308,7 +308,8 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 			units_remove(mm->units, id);
 		/*
 		 * Forget the unit only if no entry has opened the next one meanwhile: without the lock
-		 * (builds with atomics), another thread can enter the moment the return lowers the depth.
+		 * (builds with atomics), another thread can enter the moment the return lowers the
+		 * depth.
 		 * The depth is the return's (and exec's) to change: zeroing it here wiped that
 		 * thread's entry, and its unit never closed.
 		 */

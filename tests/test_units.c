@@ -297,9 +297,10 @@ static void expect_handover_exact(bool neighbour)
 	/* units that may be spoilt, one for each event the manifest counts: the baseline's
 	 * handover is its lock, and a switch that could not have it in time (lock_timeouts) or a
 	 * close that waited it out (handover_timeouts) may spoil one (the per-CPU and thread-cache
-	 * builds, whose handover is one atomic exchange, have neither); so may a switch-in the kernel did not report (this machine's own kernel,
-	 * docs/limitations.md: none on Debian's), made late at the thread's next system call with
-	 * its slice's start reconstructed (seen here: 1 unit in 10,000 +107 us, with 5) */
+	 * builds, whose handover is one atomic exchange, have neither); so may a switch-in the
+	 * kernel did not report (this machine's own kernel, docs/limitations.md: none on Debian's),
+	 * made late at the thread's next system call with its slice's start reconstructed (seen
+	 * here: 1 unit in 10,000 +107 us, with 5) */
 	allowed = lock_handover ? jnum(bpf, "handover_timeouts") + jnum(tracing, "lock_timeouts") : 0;
 	allowed += jnum(jget(bpf, "switch_ins_unseen"), "made_late");
 	unseen = json_dumps(jget(bpf, "switch_ins_unseen"), JSON_COMPACT);

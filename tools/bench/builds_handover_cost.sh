@@ -49,7 +49,8 @@ for round in $(seq 1 "$rounds"); do
 		if [ -z "$last" ]; then
 			echo "no statistics read (bpftool, kernel.bpf_stats_enabled)"
 		fi
-		echo "$last" | sed -E 's/.*name ([a-z_0-9]+) .*run_time_ns ([0-9]+) run_cnt ([0-9]+).*/\1 \2 \3/' |
+		echo "$last" |
+			sed -E 's/.*name ([a-z_0-9]+) .*run_time_ns ([0-9]+) run_cnt ([0-9]+).*/\1 \2 \3/' |
 			awk 'NF == 3 && $3 > 0 { printf "%s %.0f ns a run (%d runs)\n", $1, $2 / $3, $3 }'
 		python3 - "$manifest" <<'PY'
 import json, sys

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The hook on the end of a page fault, where a kernel whose threads cache their RSS changes is
- * read (the thread-cache and baseline builds): chosen by attaching it, since the function is in BTF either way and
- * only the attach says whether the kernel can take it (fexit needs ftrace direct calls: arm64
- * has them from 6.4).
+ * read (the thread-cache and baseline builds): chosen by attaching it, since the function is in
+ * BTF either way and only the attach says whether the kernel can take it (fexit needs ftrace
+ * direct calls: arm64 has them from 6.4).
  */
 #ifndef UM_FAULT_HOOK_H
 #define UM_FAULT_HOOK_H

@@ -156,12 +156,7 @@ void kernel_choose_build(struct kernel_features *k)
 		k->build = KERNEL_BUILD_BASELINE;
 }
 
-bool kernel_build_has_cookies(enum kernel_build build)
-{
-	return build == KERNEL_BUILD_PER_CPU || build == KERNEL_BUILD_THREAD_CACHE;
-}
-
-bool kernel_build_has_task_storage(enum kernel_build build)
+bool kernel_build_has_bpf_of_5_17(enum kernel_build build)
 {
 	return build == KERNEL_BUILD_PER_CPU || build == KERNEL_BUILD_THREAD_CACHE;
 }
@@ -398,20 +393,20 @@ static const char *yes_no(bool b)
 	return b ? "yes" : "no";
 }
 
-/* Where the builds before the per-CPU counters read each thread's cache. */
-static const char *thread_caches_read(const struct kernel_features *k)
+/* Where the builds before the per-CPU counters read each thread's cache, into text. */
+static const char *thread_caches_read(const struct kernel_features *k, char *text, size_t size)
 {
 	if (!k->thread_rss_caches)
 		return "no thread caches";
-	return k->fault_hook == FAULT_HOOK_FEXIT ?
-		       "each thread's RSS cache at switch-out and at the end of every page fault "
-		       "(fexit/handle_mm_fault)" :
-		       "each thread's RSS cache at switch-out and at the end of every page fault "
-		       "(kretprobe/handle_mm_fault)";
+	snprintf(text, size, "each thread's RSS cache at switch-out and at the end of every page "
+		 "fault (%s/handle_mm_fault)", fault_hook_name(k->fault_hook));
+	return text;
 }
 
 void kernel_features_print(FILE *out, const struct kernel_features *k)
 {
+	char caches[128];
+
 	fprintf(out, "kernel %s\n", k->release);
 	fprintf(out, "  %-44s %s\n", "root (or CAP_BPF + CAP_PERFMON)", yes_no(k->root));
 	fprintf(out, "  %-44s %s\n", "BTF (/sys/kernel/btf/vmlinux)", yes_no(k->btf));
@@ -441,12 +436,12 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 		break;
 	case KERNEL_BUILD_THREAD_CACHE:
 		fprintf(out, "programs: the thread-cache build: mm counters at each change, %s; "
-			"atomics for shared counters\n", thread_caches_read(k));
+			"atomics for shared counters\n", thread_caches_read(k, caches, sizeof(caches)));
 		break;
 	case KERNEL_BUILD_BASELINE:
 		fprintf(out, "programs: the baseline build: mm counters at each change, %s; one lock "
 			"for shared counters, one entry program per unit spec\n",
-			thread_caches_read(k));
+			thread_caches_read(k, caches, sizeof(caches)));
 		break;
 	default:
 		fprintf(out, "programs: none can run here: %s\n", k->refusal);

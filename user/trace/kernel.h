@@ -59,9 +59,11 @@ void kernel_choose_build(struct kernel_features *k);
 
 const char *kernel_build_name(enum kernel_build build);
 
-/* What the build's programs have that the baseline's lack (bpf/compat.bpf.h). */
-bool kernel_build_has_cookies(enum kernel_build build);
-bool kernel_build_has_task_storage(enum kernel_build build);
+/*
+ * Whether the build's programs have the BPF of 5.17, which the baseline's lack
+ * (bpf/compat.bpf.h): attach cookies, task storage, fetching atomics, bpf_loop.
+ */
+bool kernel_build_has_bpf_of_5_17(enum kernel_build build);
 
 /* `unitmeter check`: the features, the build chosen and whether figures are exact, as text. */
 void kernel_features_print(FILE *out, const struct kernel_features *k);

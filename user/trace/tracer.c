@@ -271,7 +271,7 @@ static bool use_uprobe_multi(const struct kernel_features *k)
 static void choose_programs(struct tracer *t)
 {
 	const struct tracer_config *cfg = t->cfg;
-	bool cookies = kernel_build_has_cookies(t->kernel.build), natives = false, markers = false;
+	bool cookies = kernel_build_has_bpf_of_5_17(t->kernel.build), natives = false, markers = false;
 	struct bpf_program *prog;
 
 	for (size_t i = 0; i < cfg->n_targets; i++) {
@@ -450,7 +450,7 @@ static int mark_tracked(struct tracer *t, pid_t tid)
 	__u32 mark = 1;
 
 	/* no task storage (the baseline build): the threads map is the mark */
-	if (!kernel_build_has_task_storage(t->kernel.build))
+	if (!kernel_build_has_bpf_of_5_17(t->kernel.build))
 		return 0;
 	fd = pidfd_open(tid, PIDFD_THREAD);
 	if (fd < 0)
@@ -706,11 +706,11 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
 	if (target->spec_from_arg)
 		entry = t->skel->progs.unit_enter_marker;
-	else if (kernel_build_has_cookies(t->kernel.build))
+	else if (kernel_build_has_bpf_of_5_17(t->kernel.build))
 		entry = t->skel->progs.unit_enter;
 	else
 		entry = spec_entry_program(t, target->cookie);
-	if (!target->spec_from_arg && kernel_build_has_cookies(t->kernel.build))
+	if (!target->spec_from_arg && kernel_build_has_bpf_of_5_17(t->kernel.build))
 		cookie = target->cookie;
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
