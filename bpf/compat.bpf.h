@@ -135,12 +135,19 @@ _Static_assert((UM_MAX_CPUS & (UM_MAX_CPUS - 1)) == 0, "UM_MAX_CPUS is a power o
  * A store that no earlier store or atomic may pass (a release). x86 orders stores after stores
  * and locked operations by itself (TSO), and its JIT makes every BPF atomic a locked one: a
  * plain store. Elsewhere (arm64: a BPF atomic add without fetch is an unordered STADD) an
- * exchange, the one release the BPF instruction set had before 6.15.
+ * exchange, the one release the BPF instruction set had before 6.15; the baseline's exchange is
+ * plain code, so there a fence (um_exchange_fence, below) and the store.
  */
 #if defined(__TARGET_ARCH_x86)
 #define um_store_release(p, v) (*(volatile __typeof__(*(p)) *)(p) = (v))
-#else
+#elif UM_HAVE_FETCH_ATOMICS
 #define um_store_release(p, v) ((void)um_xchg(p, v))
+#else
+#define um_store_release(p, v)                                                             \
+	({                                                                                 \
+		um_exchange_fence();                                                       \
+		*(volatile __typeof__(*(p)) *)(p) = (v);                                   \
+	})
 #endif
 
 /* Tries at the baseline lock: its holder runs a few hundred instructions with preemption off. */
@@ -178,36 +185,50 @@ static __always_inline void um_unlock(bool held)
 }
 
 /*
- * The running slice's handover (model_pure.bpf.h) needs the exchange and the compare-and-swap to
- * be single steps. Without fetching atomics they are plain code: a switch then moves its
- * thread's word and adds its slice inside um_lock, as every close runs, whenever its process is
- * in an open unit (no close can want the slice otherwise). Returns whether the lock is held.
+ * What an exchange orders, for the build whose exchange is plain code: every store before it
+ * is seen by other CPUs before any load after it. The running slice's handover needs it on both
+ * sides (the close publishes its end and then reads threads' words; a switch-out publishes its
+ * word and then reads its units' ends: model.bpf.h, slice_key_claim), so that at least one of the
+ * two sees the other. x86's JIT makes the atomic add a locked instruction, a full barrier: one
+ * on a word of this CPU's own cache line. Elsewhere (arm64: an atomic add without fetch has no
+ * order) the barrier is the kernel's: a ring buffer record's commit is an exchange, fully
+ * ordered, and a discarded record is skipped by the reader; one not had (the ring full) is
+ * counted as a handover timeout.
  */
-static __always_inline bool um_handover_lock(bool unit_open)
-{
 #if UM_HAVE_FETCH_ATOMICS
-	return false;
+#define um_exchange_fence() ((void)0)
+#elif defined(__TARGET_ARCH_x86)
+#define um_exchange_fence()                                                                \
+	__sync_fetch_and_add(&cpu_pending_alloc[CPU_SLOT(bpf_get_smp_processor_id())].fences, 1)
 #else
-	return unit_open ? um_lock() : false;
+#define um_exchange_fence()                                                                \
+	({                                                                                 \
+		void *__rec = bpf_ringbuf_reserve(&events, 8, 0);                          \
+		if (__rec)                                                                 \
+			bpf_ringbuf_discard(__rec, BPF_RB_NO_WAKEUP);                      \
+		else                                                                       \
+			__sync_fetch_and_add(&handover_timeouts, 1);                       \
+	})
 #endif
-}
 
 /*
  * Tries a close gives a slice's switch-in or switch-out on another CPU (a few instructions with
  * interrupts off there) before it counts a handover timeout: with bpf_loop, each a reread of the
- * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, the
- * switch runs inside the close's lock, and the word is seen between states only where the
- * switch gave up waiting for that lock (a long close under emulation: seen in 6.1's guest when
- * it ran the baseline) and went on without it: 8 tries of UM_HANDOVER_SPIN rereads each (a loop
- * the old verifier walks step by step, once per CPU of the close's scan).
+ * word, ~2^20 (a millisecond and more, what a vCPU descheduled by its host needs). Without, each
+ * try is a wait of its own of UM_WAIT_ROUNDS x UM_WAIT_SPIN rereads (units.bpf.c, slice_wait):
+ * a loop the old verifier walks step by step, so its steps are functions verified once.
  */
 #if UM_HAVE_BPF_LOOP
 #define UM_HANDOVER_TRIES (1 << 20)
-#define UM_HANDOVER_SPIN 1
 #else
 #define UM_HANDOVER_TRIES 8
-#define UM_HANDOVER_SPIN 64
 #endif
+/*
+ * The baseline's waits: rounds of rereads, 2^19 a try (milliseconds in an emulated guest, what
+ * a vCPU its host holds up needs: 2^15 were outlasted in 5.10's guest, a few times a run).
+ */
+#define UM_WAIT_ROUNDS 128
+#define UM_WAIT_SPIN 4096
 
 /*
  * One thread of proc is gone: whether it was the last. Fork adds threads with an atomic add,

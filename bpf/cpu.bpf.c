@@ -16,6 +16,7 @@ struct slice {
 	__u64 steal_now;  /* this CPU's cumulative steal at switch-out */
 	__u64 taken;      /* the handover word the switch-out took (model_pure.bpf.h) */
 	__u32 cpu;
+	__u32 tid;
 };
 
 /*
@@ -32,12 +33,18 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 	if (!unit)
 		return;
 	/* the edges are read after the clock (s->now) and the word's exchange (a full barrier) */
-	start = unit_edge_settle(&unit->start_ns);
+	start = unit_edge_settle(unit, UM_EDGE_START);
 	if ((__s64)(s->now - start) <= 0)
 		return;
 	if (UM_SLICE_STATE(s->taken) == UM_SLICE_RUNNING && slice_claimed_by(s->taken, unit_slot(id)))
 		return;
-	end = unit_edge_settle(&unit->end_ns);
+#if !UM_HAVE_FETCH_ATOMICS
+	/* a unit closing: its close may have read this slice RUNNING and be taking it (the key) */
+	if (UM_SLICE_STATE(s->taken) == UM_SLICE_RUNNING && *(volatile __u64 *)&unit->end_ns &&
+	    slice_key_claim(s->tid, s->taken >> 32, id, UM_CLAIM_BY_SWITCH_OUT) == UM_CLAIM_LOST)
+		return;
+#endif
+	end = unit_edge_settle(unit, UM_EDGE_END);
 	if (s->since_ns >= start && (!end || s->now <= end)) {
 		/* all of it, but never more than the wall time since the unit's start: a runtime
 		 * that grew faster than the wall here began before the start (a switch-in held up
@@ -66,14 +73,16 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 		.since_ns = th->on_cpu_since_ns,
 		.now = now,
 		.cpu = th->cpu,
+		.tid = tid,
 	};
 	__u32 tgid = th->tgid;
 	struct um_proc *proc;
 	bool held;
 
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	held = um_handover_lock(proc && proc->units[0]);
 	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
+	/* the baseline's exchange is plain: the word out before the units' ends are read */
+	um_exchange_fence();
 	th->runtime_seen_ns = runtime;
 	th->last_out_ns = now;
 	if (!proc) {
@@ -88,7 +97,6 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	}
 	/* after the adds: whoever sees OFF sees them */
 	um_store_release(&th->slice, UM_SLICE_OFF);
-	um_unlock(held);
 	if (!dead)
 		return;
 	/* one that died without calling exit (another thread's exit_group or exec, a signal)
@@ -118,9 +126,6 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 static __always_inline void thread_switch_in(struct um_thread *th, struct task_struct *next,
 					     __u32 cpu, __u64 entry, __u64 out_now)
 {
-	__u32 tgid = th->tgid;
-	struct um_proc *proc = UM_HAVE_FETCH_ATOMICS ? NULL : bpf_map_lookup_elem(&procs, &tgid);
-	bool held = um_handover_lock(proc && proc->units[0]);
 	__u32 seq = th->slice_seq + 1;
 
 	th->slice = UM_SLICE_ARRIVING;
@@ -133,7 +138,6 @@ static __always_inline void thread_switch_in(struct um_thread *th, struct task_s
 	th->cpu = cpu;
 	th->slice_seq = seq;
 	um_store_release(&th->slice, slice_running(seq));
-	um_unlock(held);
 }
 /*
  * The current thread is tracked and on this CPU, but the CPU's entry does not name it: its
@@ -152,16 +156,16 @@ __noinline int thread_switch_in_late(void)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu = bpf_get_smp_processor_id(), seq;
 	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	__u64 now = bpf_ktime_get_ns(), word, since;
-	bool held;
 
 	if (!th || cpu >= UM_MAX_CPUS)
 		return 0;
-	held = um_handover_lock(true);
 	word = *(volatile __u64 *)&th->slice;
 	/* OFF to ARRIVING by a swap: the thread's own switch-out, should it come meanwhile
-	 * (a preempted program), takes the word back to OFF and this gives way */
+	 * (a preempted program), takes the word back to OFF and this gives way. The baseline's swap
+	 * is plain code, and needs none: its kernels run these programs with preemption off, and
+	 * only the thread's own CPU writes its word there (a close claims by key). */
 	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
-		goto out;
+		return 0;
 	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
 	since = now - unseen_run_ns(th, now);
 	/* the two clocks' offset stays that of the last seen switch-in: both move by as much */
@@ -174,8 +178,6 @@ __noinline int thread_switch_in_late(void)
 	th->slice_seq = seq;
 	if (um_cas(&th->slice, UM_SLICE_ARRIVING, slice_running(seq)) == UM_SLICE_ARRIVING)
 		__sync_fetch_and_add(&late_switch_ins, 1);
-out:
-	um_unlock(held);
 	return 0;
 }
 

@@ -17,6 +17,7 @@ pending_write_map_t pending_write SEC(".maps");
 write_kinds_map_t write_kinds SEC(".maps");
 events_map_t events SEC(".maps");
 baseline_lock_map_t baseline_lock SEC(".maps");
+slice_claims_map_t slice_claims SEC(".maps");
 gpu_calls_map_t gpu_calls SEC(".maps");
 gpu_allocs_map_t gpu_allocs SEC(".maps");
 gpu_ctxs_map_t gpu_ctxs SEC(".maps");

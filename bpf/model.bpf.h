@@ -59,10 +59,16 @@ static __always_inline struct um_unit *unit_get(__u64 id)
  */
 #define UM_EDGE_PENDING (~0ULL)
 
-/* The instant of a unit's edge, fixed now if it was still pending (0: an end not reached). */
-static __always_inline __u64 unit_edge_settle(__u64 *edge)
+static __always_inline __u64 *unit_edge(struct um_unit *unit, int which)
 {
-	__u64 seen = *(volatile __u64 *)edge, now;
+	return which == UM_EDGE_END ? &unit->end_ns : &unit->start_ns;
+}
+
+#if UM_HAVE_FETCH_ATOMICS
+/* The instant of a unit's edge, fixed now if it was still pending (0: an end not reached). */
+static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
+{
+	__u64 *edge = unit_edge(unit, which), seen = *(volatile __u64 *)edge, now;
 
 	if (seen != UM_EDGE_PENDING)
 		return seen;
@@ -70,6 +76,71 @@ static __always_inline __u64 unit_edge_settle(__u64 *edge)
 	seen = um_cas(edge, UM_EDGE_PENDING, now);
 	return seen == UM_EDGE_PENDING ? now : seen;
 }
+
+/* The edge's own program fixes it as any other reader would. */
+#define unit_edge_fix unit_edge_settle
+#else
+/*
+ * Without a compare-and-swap, the first fix is decided by a key, (tid 0, edge, unit) in the
+ * handover keys' map (model_pure's word cannot be swapped here either): inserted only if absent
+ * with the fixer's clock, it holds the instant every later fixer takes. The edge's own program
+ * then writes the instant and removes the key; a fixer that comes after the removal inserts
+ * its own again, and so reads the edge once more, which holds the instant by then (written
+ * before the removal). A key left so goes with the unit's (the loader's sweep). Functions in
+ * units.bpf.c, their keys on their own stacks.
+ */
+extern __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now);
+extern int unit_edge_forget(__u64 id, __u32 which);
+
+static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
+{
+	__u64 *edge = unit_edge(unit, which), seen = *(volatile __u64 *)edge, now, instant;
+
+	if (seen != UM_EDGE_PENDING)
+		return seen;
+	now = bpf_ktime_get_ns(); /* after the look: the instant follows the publication */
+	instant = unit_edge_claim(unit->id, which, now);
+	seen = *(volatile __u64 *)edge;
+	if (seen != UM_EDGE_PENDING)
+		return seen;
+	return instant ? instant : now;
+}
+
+static __always_inline __u64 unit_edge_fix(struct um_unit *unit, int which)
+{
+	__u64 now = bpf_ktime_get_ns(), id = unit->id, instant = unit_edge_claim(id, which, now);
+
+	if (!instant)
+		instant = now;
+	*unit_edge(unit, which) = instant;
+	unit_edge_forget(id, which);
+	return instant;
+}
+#endif
+
+/*
+ * The baseline's handover of a running slice (model_pure.bpf.h has the word's, for builds with
+ * an exchange). For each unit, the close that finds the thread's word RUNNING with slice seq and
+ * the thread's switch-out of that slice both insert the key (tid, seq, unit); the insert is one
+ * step under the map's bucket lock, so exactly one of them has it, whatever the order:
+ * - The close publishes its end, then (um_exchange_fence) reads the word; the switch-out
+ *   publishes LEAVING, then (the same fence) reads the unit's end. Each ordered store before its
+ *   load: if the close read RUNNING, the switch-out's end read follows the close's publication
+ *   and sees the unit closing, so it inserts too. A switch-out that sees no end was read LEAVING
+ *   or OFF by any close of the unit, which takes nothing (it waits for OFF).
+ * - The key is never replaced, and the loader removes it only once the unit's slot no longer
+ *   holds the unit, after its close: while the close runs, a key that is there stays there.
+ * Returns who has the slice for this unit: the caller (WON), the other (LOST), the caller
+ * already (MINE: a close that met the thread on two CPUs); FAILED (the map full: counted) when
+ * neither can tell, in which case a close leaves the slice to the switch-out, which adds it.
+ */
+enum um_claim { UM_CLAIM_WON, UM_CLAIM_LOST, UM_CLAIM_MINE, UM_CLAIM_FAILED };
+
+#if !UM_HAVE_FETCH_ATOMICS
+/* A function (units.bpf.c): its key on its own stack, not on that of sched_switch's deepest
+ * chain (a close at a process's last switch-out), which 5.10 holds to 512 bytes. */
+extern int slice_key_claim(__u32 tid, __u32 seq, __u64 id, __u64 by);
+#endif
 
 /*
  * The CPU the current thread, tracked but found running unseen at now (its switch-in made

@@ -105,6 +105,17 @@ typedef struct {
 	__type(value, __u32);
 } baseline_lock_map_t;
 
+/*
+ * The baseline's handover keys (struct um_slice_claim): a slice's claim (its value who has it)
+ * or a unit's edge being fixed (tid 0; its value the instant). One entry in the other builds.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UM_SLICE_CLAIMS);
+	__type(key, struct um_slice_claim);
+	__type(value, __u64);
+} slice_claims_map_t;
+
 extern procs_map_t procs SEC(".maps");
 extern tracked_tasks_map_t tracked_tasks SEC(".maps");
 extern mms_map_t mms SEC(".maps");
@@ -115,6 +126,7 @@ extern pending_write_map_t pending_write SEC(".maps");
 extern write_kinds_map_t write_kinds SEC(".maps");
 extern events_map_t events SEC(".maps");
 extern baseline_lock_map_t baseline_lock SEC(".maps");
+extern slice_claims_map_t slice_claims SEC(".maps");
 
 extern __s64 group_rss_bytes;
 extern __u64 group_peak_rss_bytes;

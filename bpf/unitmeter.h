@@ -265,6 +265,28 @@ struct um_thread {
 };
 
 /*
+ * The baseline build's handover of a running slice (no exchange on 5.10: model.bpf.h,
+ * slice_key_claim): a key inserted, never replaced, by the close of unit_id or by the thread's
+ * switch-out of slice seq, whichever comes first; the value says which. Inserted only while the
+ * unit closes, and removed by the loader once the unit has closed (user/trace/slice_claims.c).
+ * With tid 0 and seq an edge (UM_EDGE_START, UM_EDGE_END), the key fixes that edge's instant
+ * (its value) instead: model.bpf.h, unit_edge_settle.
+ */
+struct um_slice_claim {
+	__u32 tid;
+	__u32 seq;
+	__u64 unit_id;
+};
+/* a unit's edges, as the key's seq where tid is 0 */
+#define UM_EDGE_START 0
+#define UM_EDGE_END 1
+#define UM_CLAIM_BY_CLOSE 1
+#define UM_CLAIM_BY_SWITCH_OUT 2
+/* Keys at once: a close adds one for each scope thread on a CPU, and the loader sweeps 10 times
+ * a second (thousands of closes a second fit) */
+#define UM_SLICE_CLAIMS 8192
+
+/*
  * Bytes of pages that the tracked thread a CPU runs allocated there, not yet charged: the
  * page-alloc program adds here instead of looking the process up for every page. They are charged
  * to the thread's process and units when it switches out and before its units change (a unit
@@ -273,7 +295,8 @@ struct um_thread {
  */
 struct cpu_pending_alloc {
 	__u64 bytes;
-	__u64 pad[7];
+	__u64 fences; /* the baseline's locked adds on this CPU's own line (um_exchange_fence) */
+	__u64 pad[6];
 };
 _Static_assert(sizeof(struct cpu_pending_alloc) == 64, "cpu_pending_alloc layout");
 

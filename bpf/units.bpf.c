@@ -24,8 +24,114 @@ struct unit_edge {
 	__u64 now;
 	__u64 cpu_ns;
 	__u32 slot;
-	__u32 tid;             /* the scope thread being handed over (hand_over_try) */
 };
+
+/* One scope thread's running slice being handed over to a close (hand_over_try). */
+struct slice_look {
+	__u64 id;       /* the closing unit */
+	__u64 start_ns; /* its edges */
+	__u64 now;
+	__u64 cpu_ns;   /* what the close took */
+	__u32 slot;
+	__u32 tid;
+};
+
+#if !UM_HAVE_BPF_LOOP
+/*
+ * The baseline's waits for a few instructions of another CPU (compat.bpf.h, UM_WAIT_ROUNDS):
+ * each round a function the old verifier walks once, not once per reread.
+ */
+__noinline int slice_wait_spin(__u32 tid, __u32 state)
+{
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!th)
+		return 1;
+	for (int k = 0; k < UM_WAIT_SPIN; k++)
+		if (UM_SLICE_STATE(*(volatile __u64 *)&th->slice) != state)
+			return 1;
+	return 0;
+}
+
+/*
+ * Until tid's word leaves this state (its CPU's switch has gone on): whether it did. A function
+ * too: inlined in the close's tries, its rounds took 5.10's verifier past a million steps. The
+ * chain it ends (a close at a process's last switch-out) is then 512 bytes of stack, what 5.10
+ * allows (unit_close_locked and close_take_cpu keep their keys in functions of their own).
+ */
+__noinline int slice_wait(__u32 tid, __u32 state)
+{
+	for (int i = 0; i < UM_WAIT_ROUNDS; i++)
+		if (slice_wait_spin(tid, state))
+			return 1;
+	return 0;
+}
+#endif
+
+#if !UM_HAVE_FETCH_ATOMICS
+/* The baseline's handover keys and edge keys: model.bpf.h says why each step is enough. */
+__noinline int slice_key_claim(__u32 tid, __u32 seq, __u64 id, __u64 by)
+{
+	struct um_slice_claim key = { .tid = tid, .seq = seq, .unit_id = id };
+	__u64 *holder;
+	int err = bpf_map_update_elem(&slice_claims, &key, &by, BPF_NOEXIST);
+
+	if (!err)
+		return UM_CLAIM_WON;
+	holder = err == -UM_EEXIST ? bpf_map_lookup_elem(&slice_claims, &key) : NULL;
+	if (holder)
+		return *holder == by ? UM_CLAIM_MINE : UM_CLAIM_LOST;
+	__sync_fetch_and_add(&handover_timeouts, 1);
+	return UM_CLAIM_FAILED;
+}
+
+/* The instant of a unit's edge, decided by its key (model.bpf.h); 0 when the key is gone. */
+__noinline __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now)
+{
+	struct um_slice_claim key = { .seq = which, .unit_id = id };
+	__u64 *instant;
+	int err = bpf_map_update_elem(&slice_claims, &key, &now, BPF_NOEXIST);
+
+	if (!err)
+		return now;
+	instant = err == -UM_EEXIST ? bpf_map_lookup_elem(&slice_claims, &key) : NULL;
+	if (instant)
+		return *instant;
+	if (err != -UM_EEXIST)
+		__sync_fetch_and_add(&handover_timeouts, 1);
+	return 0;
+}
+
+__noinline int unit_edge_forget(__u64 id, __u32 which)
+{
+	struct um_slice_claim key = { .seq = which, .unit_id = id };
+
+	bpf_map_delete_elem(&slice_claims, &key);
+	return 0;
+}
+#endif
+
+/*
+ * The close's side of the handover of a RUNNING slice: whether it has the slice for its unit
+ * (1), another has it (0), or it cannot tell (-1). With an exchange, a compare-and-swap of the
+ * word for the word with its claim (next); in the baseline, the slice's key (model.bpf.h).
+ */
+static __always_inline int close_claim(struct um_thread *th, __u64 word, __u64 next,
+				       struct slice_look *look)
+{
+#if UM_HAVE_FETCH_ATOMICS
+	return um_cas(&th->slice, word, next) == word;
+#else
+	switch (slice_key_claim(look->tid, word >> 32, look->id, UM_CLAIM_BY_CLOSE)) {
+	case UM_CLAIM_WON:
+		return 1;
+	case UM_CLAIM_LOST:
+		return 0; /* its switch-out's: the next look waits for its adds */
+	default:
+		return -1; /* this close's already, or the map full (counted) */
+	}
+#endif
+}
 
 /*
  * One look at a scope thread's handover word (model_pure.bpf.h). Returns 1 when the thread is
@@ -34,29 +140,32 @@ struct unit_edge {
  */
 static long hand_over_try(__u64 i, void *arg)
 {
-	struct unit_edge *edge = arg;
-	struct um_thread *th = bpf_map_lookup_elem(&threads, &edge->tid);
+	struct slice_look *look = arg;
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &look->tid);
 	__u64 word, since, next = 0;
+	int claimed;
 
 	if (!th)
 		return 1; /* gone: its last switch-out added its slice before the entry went */
 	word = *(volatile __u64 *)&th->slice;
 	/* the slice's own switch-in time: written before its word went RUNNING, and unchanged
-	 * while the compare-and-swap below finds the same word (a new slice has a new number) */
+	 * while the compare-and-swap below finds the same word (a new slice has a new number); in
+	 * the baseline, until the slice's switch-out has tried its key, after the close's */
 	since = *(volatile __u64 *)&th->on_cpu_since_ns;
-	switch (slice_close_step(word, edge->slot, &next)) {
+	switch (slice_close_step(word, look->slot, &next)) {
 	case UM_SLICE_STEP_CLAIM:
-		if (um_cas(&th->slice, word, next) != word)
-			return 0;
-		since = since > edge->start_ns ? since : edge->start_ns;
-		if (edge->now > since)
-			edge->cpu_ns += edge->now - since;
+		claimed = close_claim(th, word, next, look);
+		if (claimed <= 0)
+			return !claimed ? 0 : 1;
+		since = since > look->start_ns ? since : look->start_ns;
+		if (look->now > since)
+			look->cpu_ns += look->now - since;
 		return 1;
 	case UM_SLICE_STEP_WAIT:
-		/* without bpf_loop each try is verified apart: spin on the word alone a while */
-		for (int k = 0; k < UM_HANDOVER_SPIN; k++)
-			if (UM_SLICE_STATE(*(volatile __u64 *)&th->slice) != UM_SLICE_STATE(word))
-				break;
+#if !UM_HAVE_BPF_LOOP
+		/* without bpf_loop each try is verified apart: wait on the word alone a while */
+		slice_wait(look->tid, UM_SLICE_STATE(word));
+#endif
 		return 0;
 	case UM_SLICE_STEP_FULL:
 		__sync_fetch_and_add(&handover_timeouts, 1);
@@ -67,10 +176,10 @@ static long hand_over_try(__u64 i, void *arg)
 }
 
 /* Settle one scope thread found on a CPU (hand_over_try), a bounded number of looks. */
-static __always_inline void hand_over(struct unit_edge *edge, __u32 tid)
+static __always_inline void hand_over(struct slice_look *look, __u32 tid)
 {
-	edge->tid = tid;
-	if (UM_LOOP(UM_HANDOVER_TRIES, hand_over_try, edge) >= UM_HANDOVER_TRIES)
+	look->tid = tid;
+	if (UM_LOOP(UM_HANDOVER_TRIES, hand_over_try, look) >= UM_HANDOVER_TRIES)
 		__sync_fetch_and_add(&handover_timeouts, 1);
 }
 
@@ -93,7 +202,7 @@ static __always_inline struct um_proc *scope_proc(struct um_thread *th, __u64 id
  */
 __noinline __u64 close_take_cpu(__u64 id, __u64 now, __u64 start_ns, __u32 cpu, __u32 closer_tid)
 {
-	struct unit_edge edge = { .id = id, .now = now, .start_ns = start_ns, .slot = unit_slot(id) };
+	struct slice_look look = { .id = id, .now = now, .start_ns = start_ns, .slot = unit_slot(id) };
 	__u64 seen;
 	__u32 tid;
 	struct um_thread *th;
@@ -112,8 +221,8 @@ __noinline __u64 close_take_cpu(__u64 id, __u64 now, __u64 start_ns, __u32 cpu, 
 	if (!proc)
 		return 0;
 	cpu_pending_charge(cpu, tid, proc);
-	hand_over(&edge, tid);
-	return edge.cpu_ns;
+	hand_over(&look, tid);
+	return look.cpu_ns;
 }
 
 /*
@@ -282,14 +391,16 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 	/* the close's instant (model.bpf.h), before any slice is looked at: switch-outs count
 	 * nothing past it (the exchange is a full barrier before the reads of cpu_running below) */
 	um_xchg(&unit->end_ns, UM_EDGE_PENDING);
-	edge.now = unit_edge_settle(&unit->end_ns);
+	/* the baseline's exchange is plain: the end out before any thread's word is read */
+	um_exchange_fence();
+	edge.now = unit_edge_fix(unit, UM_EDGE_END);
 	peak_charge = charge_unit_close_locked(id);
 	owner = bpf_map_lookup_elem(&procs, &tgid);
 	/* the closing thread's pages so far belong to the unit (at exit, already charged) */
 	if (owner && current_tgid() == tgid)
 		cpu_pending_charge(bpf_get_smp_processor_id(), (__u32)bpf_get_current_pid_tgid(),
 				   owner);
-	edge.start_ns = unit_edge_settle(&unit->start_ns);
+	edge.start_ns = unit_edge_settle(unit, UM_EDGE_START);
 	edge.start_steal_ns = unit->start_steal_ns;
 	edge.start_cpu = unit->start_cpu;
 	edge.closer_tid = (__u32)bpf_get_current_pid_tgid();
@@ -345,7 +456,8 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	}
 	unclaim_thread(edge.slot, edge.closer_tid);
-	if (others)
+	/* the baseline claims other threads' slices by key, which the loader removes */
+	if (others && UM_HAVE_FETCH_ATOMICS)
 		unclaim_running(&edge);
 	/* free the slot: charges still in flight on other CPUs no longer match its id */
 	um_cas(&unit->id, id, 0);
@@ -477,7 +589,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	if (mm)
 		units_push(mm->units, id);
 	/* listed: a switch-out that did not see it ended its slice before this instant */
-	unit_edge_settle(&unit->start_ns);
+	unit_edge_fix(unit, UM_EDGE_START);
 }
 
 /*
