@@ -1227,3 +1227,67 @@ Test(reliability, no_process_left_held_at_an_exec_when_tracing_stops)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/*
+ * Runs on one node at once (a SLURM array's tasks): each traces its own command with programs
+ * of its own (issue #34 will share one set), and each manifest holds its own units only, sized
+ * as its own command touched them, its own process only. 32 at once here (8 in an emulated
+ * guest), two units each of a size no other run uses at the same index.
+ */
+struct concurrent_run {
+	pthread_t thread;
+	char sizes[32];
+	struct um_result r;
+};
+
+static void *concurrent_run(void *arg)
+{
+	struct concurrent_run *c = arg;
+	const char *args[] = { "run", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
+			       "--sizes", c->sizes, "--hold-ms", "1", NULL };
+
+	um_run(&c->r, true, args);
+	return NULL;
+}
+
+Test(reliability, concurrent_runs_keep_their_own_units)
+{
+	int n = getenv("UM_GUEST") ? 8 : 32;
+	struct concurrent_run *runs = calloc(n, sizeof(*runs));
+
+	cr_assert_not_null(runs);
+	for (int i = 0; i < n; i++) {
+		snprintf(runs[i].sizes, sizeof(runs[i].sizes), "%d,%d", 4 + i % 8 * 4, 6 + i / 8 * 4);
+		cr_assert_eq(pthread_create(&runs[i].thread, NULL, concurrent_run, &runs[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(runs[i].thread, NULL);
+	for (int i = 0; i < n; i++) {
+		struct um_result *r = &runs[i].r;
+		double sizes[2] = { 4 + i % 8 * 4, 6 + i / 8 * 4 };
+		json_t *units, *procs, *u;
+		size_t k;
+
+		cr_assert_eq(r->status, 0, "run %d: status %d: %s", i, r->status, r->err);
+		cr_assert_not_null(r->manifest, "run %d: no manifest: %s", i, r->err);
+		units = jget(r->manifest, "units");
+		procs = jget(jget(r->manifest, "run"), "per_process");
+		cr_assert_eq(json_array_size(units), 2, "run %d: %zu units", i, json_array_size(units));
+		cr_expect_eq(json_array_size(r->units), 2, "run %d: %zu units in the stream", i,
+			     json_array_size(r->units));
+		cr_expect_eq(json_array_size(procs), 1, "run %d: %zu processes, its command is one", i,
+			     json_array_size(procs));
+		json_array_foreach(units, k, u) {
+			double delta = jnum(u, "peak_rss_delta_bytes");
+
+			cr_expect_eq(jnum(u, "pid"), jnum(json_array_get(procs, 0), "pid"),
+				     "run %d unit %zu: another process's", i, k);
+			cr_expect(within(delta, sizes[k] * MIB_F, 0.01, MIB_F),
+				  "run %d unit %zu: peak delta %.0f, its command touched %.0f MiB", i, k,
+				  delta, sizes[k]);
+			cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+		}
+		um_result_free(r);
+	}
+	free(runs);
+}
