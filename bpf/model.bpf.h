@@ -59,6 +59,17 @@ static __always_inline struct um_unit *unit_get(__u64 id)
  */
 #define UM_EDGE_PENDING (~0ULL)
 
+#if !UM_HAVE_FETCH_ATOMICS
+/*
+ * Insert the key (tid, seq, id) with value unless it is there: the value it holds after, ours
+ * or, with UM_KEY_HELD, the one inserted first; 0 when neither (the map full: counted). A
+ * function (units.bpf.c): its key on its own stack, not on that of sched_switch's deepest chain
+ * (a close at a process's last switch-out), which 5.10 holds to 512 bytes.
+ */
+#define UM_KEY_HELD (1ULL << 63)
+extern __u64 key_first_value(__u32 tid, __u32 seq, __u64 id, __u64 value);
+#endif
+
 static __always_inline __u64 *unit_edge(struct um_unit *unit, int which)
 {
 	return which == UM_EDGE_END ? &unit->end_ns : &unit->start_ns;
@@ -89,8 +100,13 @@ static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
  * before the removal). A key left so goes with the unit's (the loader's sweep). Functions in
  * units.bpf.c, their keys on their own stacks.
  */
-extern __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now);
 extern int unit_edge_forget(__u64 id, __u32 which);
+
+/* The instant of a unit's edge, decided by its key; 0 when the key is gone. */
+static __always_inline __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now)
+{
+	return key_first_value(0, which, id, now) & ~UM_KEY_HELD;
+}
 
 static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
 {
@@ -137,9 +153,16 @@ static __always_inline __u64 unit_edge_fix(struct um_unit *unit, int which)
 enum um_claim { UM_CLAIM_WON, UM_CLAIM_LOST, UM_CLAIM_MINE, UM_CLAIM_FAILED };
 
 #if !UM_HAVE_FETCH_ATOMICS
-/* A function (units.bpf.c): its key on its own stack, not on that of sched_switch's deepest
- * chain (a close at a process's last switch-out), which 5.10 holds to 512 bytes. */
-extern int slice_key_claim(__u32 tid, __u32 seq, __u64 id, __u64 by);
+static __always_inline enum um_claim slice_key_claim(__u32 tid, __u32 seq, __u64 id, __u64 by)
+{
+	__u64 held = key_first_value(tid, seq, id, by);
+
+	if (!held)
+		return UM_CLAIM_FAILED;
+	if (!(held & UM_KEY_HELD))
+		return UM_CLAIM_WON;
+	return (held & ~UM_KEY_HELD) == by ? UM_CLAIM_MINE : UM_CLAIM_LOST;
+}
 #endif
 
 /*

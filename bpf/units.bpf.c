@@ -70,33 +70,17 @@ __noinline int slice_wait(__u32 tid, __u32 state)
 
 #if !UM_HAVE_FETCH_ATOMICS
 /* The baseline's handover keys and edge keys: model.bpf.h says why each step is enough. */
-__noinline int slice_key_claim(__u32 tid, __u32 seq, __u64 id, __u64 by)
+__noinline __u64 key_first_value(__u32 tid, __u32 seq, __u64 id, __u64 value)
 {
 	struct um_slice_claim key = { .tid = tid, .seq = seq, .unit_id = id };
-	__u64 *holder;
-	int err = bpf_map_update_elem(&slice_claims, &key, &by, BPF_NOEXIST);
+	__u64 *held;
+	int err = bpf_map_update_elem(&slice_claims, &key, &value, BPF_NOEXIST);
 
 	if (!err)
-		return UM_CLAIM_WON;
-	holder = err == -UM_EEXIST ? bpf_map_lookup_elem(&slice_claims, &key) : NULL;
-	if (holder)
-		return *holder == by ? UM_CLAIM_MINE : UM_CLAIM_LOST;
-	__sync_fetch_and_add(&handover_timeouts, 1);
-	return UM_CLAIM_FAILED;
-}
-
-/* The instant of a unit's edge, decided by its key (model.bpf.h); 0 when the key is gone. */
-__noinline __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now)
-{
-	struct um_slice_claim key = { .seq = which, .unit_id = id };
-	__u64 *instant;
-	int err = bpf_map_update_elem(&slice_claims, &key, &now, BPF_NOEXIST);
-
-	if (!err)
-		return now;
-	instant = err == -UM_EEXIST ? bpf_map_lookup_elem(&slice_claims, &key) : NULL;
-	if (instant)
-		return *instant;
+		return value;
+	held = err == -UM_EEXIST ? bpf_map_lookup_elem(&slice_claims, &key) : NULL;
+	if (held)
+		return *held | UM_KEY_HELD;
 	if (err != -UM_EEXIST)
 		__sync_fetch_and_add(&handover_timeouts, 1);
 	return 0;
