@@ -32,7 +32,8 @@ static __always_inline void unit_cpu_add(__u64 id, const struct slice *s)
 	unit = unit_get(id);
 	if (!unit)
 		return;
-	/* the edges are read after the clock (s->now) and the word's exchange (a full barrier) */
+	/* the edges are read after the clock (s->now) and the word's exchange (a full barrier;
+	 * the baseline's, plain, is followed by um_exchange_fence) */
 	start = unit_edge_settle(unit, UM_EDGE_START);
 	if ((__s64)(s->now - start) <= 0)
 		return;
@@ -162,8 +163,8 @@ __noinline int thread_switch_in_late(void)
 	word = *(volatile __u64 *)&th->slice;
 	/* OFF to ARRIVING by a swap: the thread's own switch-out, should it come meanwhile
 	 * (a preempted program), takes the word back to OFF and this gives way. The baseline's swap
-	 * is plain code, and needs none: its kernels run these programs with preemption off, and
-	 * only the thread's own CPU writes its word there (a close claims by key). */
+	 * is plain code and needs no atomicity: its kernels run these programs with preemption off,
+	 * and only the thread's own CPU writes its word there (a close claims by key). */
 	if (UM_SLICE_STATE(word) != UM_SLICE_OFF || um_cas(&th->slice, word, UM_SLICE_ARRIVING) != word)
 		return 0;
 	um_xchg(&cpu_running[CPU_SLOT(cpu)], um_cpu_running_entry(tid, 1));
@@ -176,6 +177,8 @@ __noinline int thread_switch_in_late(void)
 	th->cpu = cpu;
 	seq = th->slice_seq + 1;
 	th->slice_seq = seq;
+	/* the baseline's swap is plain: the slice's fields out before its word says RUNNING */
+	um_exchange_fence();
 	if (um_cas(&th->slice, UM_SLICE_ARRIVING, slice_running(seq)) == UM_SLICE_ARRIVING)
 		__sync_fetch_and_add(&late_switch_ins, 1);
 	return 0;

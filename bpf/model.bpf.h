@@ -101,6 +101,8 @@ static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
  * units.bpf.c, their keys on their own stacks.
  */
 extern int unit_edge_forget(__u64 id, __u32 which);
+/* The edge of the unit in slot found pending, as of now: its instant (units.bpf.c). */
+extern __u64 unit_edge_pending(__u32 slot, __u32 which, __u64 now);
 
 /* The instant of a unit's edge, decided by its key; 0 when the key is gone. */
 static __always_inline __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now)
@@ -110,16 +112,12 @@ static __always_inline __u64 unit_edge_claim(__u64 id, __u32 which, __u64 now)
 
 static __always_inline __u64 unit_edge_settle(struct um_unit *unit, int which)
 {
-	__u64 *edge = unit_edge(unit, which), seen = *(volatile __u64 *)edge, now, instant;
+	__u64 seen = *(volatile __u64 *)unit_edge(unit, which);
 
 	if (seen != UM_EDGE_PENDING)
 		return seen;
-	now = bpf_ktime_get_ns(); /* after the look: the instant follows the publication */
-	instant = unit_edge_claim(unit->id, which, now);
-	seen = *(volatile __u64 *)edge;
-	if (seen != UM_EDGE_PENDING)
-		return seen;
-	return instant ? instant : now;
+	/* the clock after the look: the instant follows the publication */
+	return unit_edge_pending(unit_slot(unit->id), which, bpf_ktime_get_ns());
 }
 
 static __always_inline __u64 unit_edge_fix(struct um_unit *unit, int which)
@@ -144,8 +142,10 @@ static __always_inline __u64 unit_edge_fix(struct um_unit *unit, int which)
  *   load: if the close read RUNNING, the switch-out's end read follows the close's publication
  *   and sees the unit closing, so it inserts too. A switch-out that sees no end was read LEAVING
  *   or OFF by any close of the unit, which takes nothing (it waits for OFF).
- * - The key is never replaced, and the loader removes it only once the unit's slot no longer
- *   holds the unit, after its close: while the close runs, a key that is there stays there.
+ * - The key is never replaced, and the loader removes it only a sweep (100 ms) after it saw the
+ *   unit's slot no longer holding the unit, after its close: while the close runs, a key that
+ *   is there stays there, and a switch-out that read the unit before would have to be held up
+ *   (preemption off) that long to insert after the removal, adding to a unit gone.
  * Returns who has the slice for this unit: the caller (WON), the other (LOST), the caller
  * already (MINE: a close that met the thread on two CPUs); FAILED (the map full: counted) when
  * neither can tell, in which case a close leaves the slice to the switch-out, which adds it.

@@ -268,7 +268,8 @@ struct um_thread {
  * The baseline build's handover of a running slice (no exchange on 5.10: model.bpf.h,
  * slice_key_claim): a key inserted, never replaced, by the close of unit_id or by the thread's
  * switch-out of slice seq, whichever comes first; the value says which. Inserted only while the
- * unit closes, and removed by the loader once the unit has closed (user/trace/slice_claims.c).
+ * unit closes, and removed by the loader a sweep after it saw the unit closed (user/trace/
+ * slice_claims.c).
  * With tid 0 and seq an edge (UM_EDGE_START, UM_EDGE_END), the key fixes that edge's instant
  * (its value) instead: model.bpf.h, unit_edge_settle.
  */

@@ -60,6 +60,7 @@ struct tracer {
 	struct memory_timeline *timeline; /* handed over by tracer__end */
 	uint64_t timeline_drained_ns; /* the last drain of the BPF timeline ring */
 	uint64_t claims_swept_ns; /* the last sweep of the baseline's handover keys */
+	struct claims_sweep claims_sweep;
 	/* held at their exec, queued by the ring's callback in record order for the caller's loop */
 	struct held_exec *held;
 	size_t n_held, cap_held;
@@ -832,8 +833,8 @@ static void timeline_drain(struct tracer *t, bool all)
 }
 
 /*
- * Remove the baseline's handover keys of closed units every CLAIMS_SWEEP_NS: a close adds a
- * few, and UM_SLICE_CLAIMS hold those of thousands of closes.
+ * Remove the baseline's handover keys of closed units every CLAIMS_SWEEP_NS (each a sweep after
+ * its unit was seen closed): a close adds a few, and UM_SLICE_CLAIMS hold those of thousands.
  */
 #define CLAIMS_SWEEP_NS (100 * 1000 * 1000ULL)
 
@@ -845,7 +846,7 @@ static void claims_sweep(struct tracer *t)
 	if (t->kernel.build != KERNEL_BUILD_BASELINE || now - t->claims_swept_ns < CLAIMS_SWEEP_NS)
 		return;
 	t->claims_swept_ns = now;
-	removed = slice_claims_sweep(bpf_map__fd(t->skel->maps.slice_claims),
+	removed = slice_claims_sweep(&t->claims_sweep, bpf_map__fd(t->skel->maps.slice_claims),
 				     bpf_map__fd(t->skel->maps.units));
 	if (removed < 0)
 		um_warn("cannot remove the handover keys of closed units: %s",
@@ -1169,6 +1170,7 @@ static void tracer_release(struct tracer *t)
 	free(t->held);
 	free(t->joined);
 	free(t->timeline);
+	claims_sweep_free(&t->claims_sweep);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(t->found_path[i]);
 	unitmeter_bpf__destroy(t->skel);
