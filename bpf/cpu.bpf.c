@@ -82,8 +82,6 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 
 	proc = bpf_map_lookup_elem(&procs, &tgid);
 	s.taken = um_xchg(&th->slice, UM_SLICE_LEAVING);
-	/* the baseline's exchange is plain: the word out before the units' ends are read */
-	um_exchange_fence();
 	th->runtime_seen_ns = runtime;
 	th->last_out_ns = now;
 	if (!proc) {
@@ -91,6 +89,9 @@ static __always_inline void thread_switch_out(struct um_thread *th, __u32 tid,
 	} else {
 		__sync_fetch_and_add(&proc->cpu_ns, s.cpu_ns);
 		if (proc->units[0]) {
+			/* the baseline's exchange is plain: the word out before the units' ends are
+			 * read (a unit a close could be taking from is listed since its open) */
+			um_exchange_fence();
 			s.steal_now = task_cpu_steal_ns(prev);
 			unit_cpu_add(proc->units[0], &s);
 			unit_cpu_add(proc->units[1], &s);
@@ -178,7 +179,7 @@ __noinline int thread_switch_in_late(void)
 	seq = th->slice_seq + 1;
 	th->slice_seq = seq;
 	/* the baseline's swap is plain: the slice's fields out before its word says RUNNING */
-	um_exchange_fence();
+	um_order_fence();
 	if (um_cas(&th->slice, UM_SLICE_ARRIVING, slice_running(seq)) == UM_SLICE_ARRIVING)
 		__sync_fetch_and_add(&late_switch_ins, 1);
 	return 0;

@@ -107,7 +107,7 @@ __noinline __u64 unit_edge_pending(__u32 slot, __u32 which, __u64 now)
 	instant = unit_edge_claim(unit->id, which, now);
 	/* the edge is written before its key goes: reread after the answer (arm64 reorders
 	 * loads; a rare path, taken only in the instant an edge is pending) */
-	um_exchange_fence();
+	um_order_fence();
 	seen = *(volatile __u64 *)unit_edge(unit, which);
 	if (seen != UM_EDGE_PENDING)
 		return seen;
@@ -167,8 +167,10 @@ static long hand_over_try(__u64 i, void *arg)
 	switch (slice_close_step(word, look->slot, &next)) {
 	case UM_SLICE_STEP_CLAIM:
 		claimed = close_claim(th, word, next, look);
-		if (claimed <= 0)
-			return !claimed ? 0 : 1;
+		if (claimed < 0)
+			return 1; /* nothing to count here */
+		if (!claimed)
+			return 0;
 		since = since > look->start_ns ? since : look->start_ns;
 		if (look->now > since)
 			look->cpu_ns += look->now - since;
@@ -594,7 +596,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	active = proc->active_threads;
 	unit->threads = active && active <= live ? active : live;
 	/* the baseline's swap is plain: the fields out before the id (switches take no lock) */
-	um_exchange_fence();
+	um_order_fence();
 	um_cas(&unit->id, UM_UNIT_CLAIMING, id);
 	/* after the id: from here on the charge reads raise its peak */
 	charge_unit_open_locked(id);

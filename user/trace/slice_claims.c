@@ -58,7 +58,6 @@ long slice_claims_sweep(struct claims_sweep *sweep, int claims_fd, int units_fd)
 	free(sweep->gone);
 	sweep->gone = now_gone;
 	sweep->n_gone = n_now;
-	sweep->cap_gone = cap_now;
 	return removed;
 }
 

@@ -9,6 +9,7 @@
 #ifndef UM_SLICE_CLAIMS_H
 #define UM_SLICE_CLAIMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "unitmeter.h"
@@ -16,7 +17,8 @@
 /* What one sweep leaves to the next: the keys it found of closed units, sorted. */
 struct claims_sweep {
 	struct um_slice_claim *gone;
-	size_t n_gone, cap_gone;
+	size_t n_gone;
+	bool warned; /* a sweep failed, and said so once */
 };
 
 /*

@@ -848,9 +848,11 @@ static void claims_sweep(struct tracer *t)
 	t->claims_swept_ns = now;
 	removed = slice_claims_sweep(&t->claims_sweep, bpf_map__fd(t->skel->maps.slice_claims),
 				     bpf_map__fd(t->skel->maps.units));
-	if (removed < 0)
-		um_warn("cannot remove the handover keys of closed units: %s",
-			strerror((int)-removed));
+	if (removed < 0 && !t->claims_sweep.warned) {
+		um_warn("cannot remove the handover keys of closed units: %s (tried again every "
+			"100 ms)", strerror((int)-removed));
+		t->claims_sweep.warned = true;
+	}
 }
 
 int tracer__poll(struct tracer *t, int timeout_ms)
