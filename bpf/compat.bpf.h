@@ -214,10 +214,13 @@ static __always_inline void um_unlock(bool held)
 /*
  * Stores kept in order, and loads: what x86 does by itself (TSO) and the other builds' exchange
  * and compare-and-swap do where the baseline's are plain code; the full fence for the baseline
- * elsewhere (arm64).
+ * elsewhere (arm64). On x86 the compiler must still keep them in order: its barrier (the plain
+ * code around would otherwise be moved across, the unit's fields past its id).
  */
-#if UM_HAVE_FETCH_ATOMICS || defined(__TARGET_ARCH_x86)
+#if UM_HAVE_FETCH_ATOMICS
 #define um_order_fence() ((void)0)
+#elif defined(__TARGET_ARCH_x86)
+#define um_order_fence() asm volatile("" ::: "memory")
 #else
 #define um_order_fence() um_exchange_fence()
 #endif
