@@ -23,7 +23,7 @@ static __always_inline __u64 charge_counter_bytes(__u64 memcg, bool watermark)
  * The memory cgroup the loader named, when the task's is that one or below it. The memory controller's index
  * among the subsystems is the kernel's own (an enum, relocated).
  */
-static __always_inline __u64 task_charge_memcg(struct task_struct *task)
+static __always_inline __u64 task_charge_memcg(struct task_struct *task, __u64 cgroup_id)
 {
 	struct cgroup_subsys_state *css = NULL;
 	struct css_set *cset;
@@ -45,62 +45,80 @@ static __always_inline __u64 task_charge_memcg(struct task_struct *task)
 	 * its steps' (the charge is hierarchical: the job's counts its steps') */
 	for (int depth = 0; depth < 16 && css; depth++) {
 		id = BPF_CORE_READ(css, cgroup, kn, id);
-		if (id == charge_cgroup_id)
+		if (id == cgroup_id)
 			return (__u64)css - bpf_core_field_offset(struct mem_cgroup, css);
 		css = BPF_CORE_READ(css, parent);
 	}
 	return 0;
 }
 
-__noinline __u64 charge_learn_current(void)
+__noinline __u64 charge_learn_current(__u32 group)
 {
-	__u64 memcg = charge_memcg;
+	struct um_group *g = group_get(group);
+	__u64 memcg;
 
-	if (memcg || !charge_cgroup_id)
+	if (!g)
+		return 0;
+	memcg = g->charge_memcg;
+	if (memcg || !g->charge_cgroup_id)
 		return memcg;
-	memcg = task_charge_memcg((struct task_struct *)bpf_get_current_task());
+	memcg = task_charge_memcg((struct task_struct *)bpf_get_current_task(), g->charge_cgroup_id);
 	if (!memcg)
 		return 0;
-	if (um_cas(&charge_memcg, 0, memcg) == 0) {
-		charge_watermark_start_bytes = charge_counter_bytes(memcg, true);
-		charge_watermark_last_bytes = charge_watermark_start_bytes;
+	if (um_cas(&g->charge_memcg, 0, memcg) == 0) {
+		g->charge_watermark_start_bytes = charge_counter_bytes(memcg, true);
+		g->charge_watermark_last_bytes = g->charge_watermark_start_bytes;
 	}
-	return charge_memcg;
+	return g->charge_memcg;
 }
+
+/* A value read, for the group's watchers (a loop's argument: its slot, not a pointer). */
+struct charge_reading {
+	__u64 bytes;
+	__u32 group;
+};
 
 /* Raise one watching unit's peak (a loop body: UM_LOOP). */
 static long charge_watcher_raise(__u64 watcher, void *arg)
 {
-	__u64 bytes = *(__u64 *)arg, id;
+	struct charge_reading *r = arg;
+	struct um_group *g = group_get(r->group);
 	struct um_unit *unit;
+	__u64 id;
 
-	if (watcher >= charge_watchers_used)
+	if (!g || watcher >= g->charge_watchers_used)
 		return 1;
-	id = charge_watchers[watcher & (UM_CHARGE_WATCHERS - 1)];
+	id = g->charge_watchers[watcher & (UM_CHARGE_WATCHERS - 1)];
 	unit = id ? unit_get(id) : NULL;
 	if (unit)
-		peak_raise(&unit->peak_charge_bytes, bytes);
+		peak_raise(&unit->peak_charge_bytes, r->bytes);
 	return 0;
 }
 
 /* A value read: the group's peak and every watching unit's. */
-static __always_inline void charge_raise_locked(__u64 bytes)
+static __always_inline void charge_raise_locked(struct um_group *g, __u64 bytes)
 {
-	peak_raise(&group_peak_charge_bytes, bytes);
-	timeline_note_charge_locked(bytes);
-	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &bytes);
+	struct charge_reading r = { .bytes = bytes, .group = g->tag };
+
+	peak_raise(&g->peak_charge_bytes, bytes);
+	timeline_note_charge_locked(r.group, bytes);
+	UM_LOOP(UM_CHARGE_WATCHERS, charge_watcher_raise, &r);
 }
 
 struct watcher_claim {
 	__u64 id;
 	__u32 watcher; /* index + 1; 0: none free */
+	__u32 group;
 };
 
 static long claim_one_watcher(__u64 i, void *arg)
 {
 	struct watcher_claim *claim = arg;
+	struct um_group *g = group_get(claim->group);
 
-	if (um_cas(&charge_watchers[i & (UM_CHARGE_WATCHERS - 1)], 0, claim->id) != 0)
+	if (!g)
+		return 1;
+	if (um_cas(&g->charge_watchers[i & (UM_CHARGE_WATCHERS - 1)], 0, claim->id) != 0)
 		return 0;
 	claim->watcher = i + 1;
 	return 1;
@@ -110,19 +128,19 @@ static long claim_one_watcher(__u64 i, void *arg)
  * The counter now, and whether it moved since the last read (then it is kept as seen). Most reads
  * find it as it was: the kernel charges 64 pages at a time.
  */
-static __always_inline bool charge_read_moved(__u64 *bytes)
+static __always_inline bool charge_read_moved(struct um_group *g, __u64 *bytes)
 {
-	__u64 memcg = charge_memcg;
+	__u64 memcg = g->charge_memcg;
 
 	/* attach: the target may never exec; it is learned at its first read */
-	if (!memcg && !(memcg = charge_learn_current())) {
+	if (!memcg && !(memcg = charge_learn_current(g->tag))) {
 		*bytes = 0;
 		return false;
 	}
 	*bytes = charge_counter_bytes(memcg, false);
-	if (*bytes == charge_seen_bytes)
+	if (*bytes == g->charge_seen_bytes)
 		return false;
-	charge_seen_bytes = *bytes;
+	g->charge_seen_bytes = *bytes;
 	return true;
 }
 
@@ -131,88 +149,100 @@ static __always_inline bool charge_read_moved(__u64 *bytes)
  * dead, and clang (from 15 on) passes an undefined register for a global function's dead
  * argument, which the verifier refuses (R1 is not a scalar).
  */
-__noinline __u64 charge_sample(void)
+__noinline __u64 charge_sample(__u32 group)
 {
+	struct um_group *g = group_get(group);
 	__u64 bytes;
 	bool held;
 
-	if (!charge_read_moved(&bytes))
+	if (!g || !g->charge_cgroup_id)
+		return 0;
+	if (!charge_read_moved(g, &bytes))
 		return bytes;
 	held = um_lock();
-	charge_raise_locked(bytes);
+	charge_raise_locked(g, bytes);
 	um_unlock(held);
 	return bytes;
 }
 
-__noinline __u64 charge_sample_locked(void)
+__noinline __u64 charge_sample_locked(__u32 group)
 {
+	struct um_group *g = group_get(group);
 	__u64 bytes;
 
-	if (charge_read_moved(&bytes))
-		charge_raise_locked(bytes);
+	if (!g || !g->charge_cgroup_id)
+		return 0;
+	if (charge_read_moved(g, &bytes))
+		charge_raise_locked(g, bytes);
 	return bytes;
 }
 
-__noinline __u64 charge_watermark_read(void)
+__noinline __u64 charge_watermark_read(__u32 group)
 {
-	__u64 memcg = charge_memcg, bytes;
+	struct um_group *g = group_get(group);
+	__u64 memcg, bytes;
 
-	if (!memcg)
+	if (!g || !(memcg = g->charge_memcg))
 		return 0;
 	bytes = charge_counter_bytes(memcg, true);
-	charge_watermark_last_bytes = bytes;
+	g->charge_watermark_last_bytes = bytes;
 	return bytes;
 }
 
 __noinline int charge_unit_open_locked(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
+	struct watcher_claim claim = { .id = id };
+	struct um_group *g;
 	__u64 bytes;
 
 	if (!unit)
 		return 0;
 	unit->charge_watcher = 0;
-	if (!charge_learn_current()) {
+	claim.group = unit->group;
+	if (!charge_learn_current(claim.group)) {
 		unit->start_charge_bytes = UM_CHARGE_UNKNOWN;
 		unit->peak_charge_bytes = UM_CHARGE_UNKNOWN;
 		return 0;
 	}
-	bytes = charge_sample_locked();
+	bytes = charge_sample_locked(claim.group);
 	unit->start_charge_bytes = bytes;
 	unit->peak_charge_bytes = bytes;
-	unit->start_charge_watermark = charge_watermark_read();
-	{
-		struct watcher_claim claim = { .id = id };
-
-		UM_LOOP(UM_CHARGE_WATCHERS, claim_one_watcher, &claim);
-		unit->charge_watcher = claim.watcher;
-		if (claim.watcher) {
-			if (charge_watchers_used < claim.watcher)
-				charge_watchers_used = claim.watcher;
-			return 0;
-		}
+	unit->start_charge_watermark = charge_watermark_read(claim.group);
+	UM_LOOP(UM_CHARGE_WATCHERS, claim_one_watcher, &claim);
+	unit->charge_watcher = claim.watcher;
+	g = group_get(claim.group);
+	if (!g)
+		return 0;
+	if (!claim.watcher) {
+		__sync_fetch_and_add(&g->charge_unwatched, 1);
+		return 0;
 	}
-	__sync_fetch_and_add(&charge_unwatched, 1);
+	if (g->charge_watchers_used < claim.watcher)
+		g->charge_watchers_used = claim.watcher;
 	return 0;
 }
 
 __noinline __u64 charge_unit_close_locked(__u64 id)
 {
 	struct um_unit *unit = unit_get(id);
+	struct um_group *g;
 	__u64 mark;
-	__u32 w;
+	__u32 w, group;
 
 	if (!unit || unit->start_charge_bytes == UM_CHARGE_UNKNOWN)
 		return UM_CHARGE_UNKNOWN;
-	charge_sample_locked();
+	group = unit->group;
+	charge_sample_locked(group);
 	/* the kernel's high-water mark rose inside the window: the window held that value */
-	mark = charge_watermark_read();
+	mark = charge_watermark_read(group);
 	if (mark > unit->start_charge_watermark)
 		peak_raise(&unit->peak_charge_bytes, mark);
 	w = unit->charge_watcher;
-	if (!w)
+	g = group_get(group);
+	if (!w || !g)
 		return UM_CHARGE_UNKNOWN;
-	um_cas(&charge_watchers[(w - 1) & (UM_CHARGE_WATCHERS - 1)], id, 0);
+	um_cas(&g->charge_watchers[(w - 1) & (UM_CHARGE_WATCHERS - 1)], id, 0);
 	return unit->peak_charge_bytes;
 }
 
@@ -220,11 +250,13 @@ __noinline __u64 charge_unit_close_locked(__u64 id)
 SEC("raw_tp/mm_filemap_add_to_page_cache")
 int handle_page_cache_add(void *ctx)
 {
-	if (!charge_cgroup_id || !current_tracked())
+	struct um_thread *th;
+
+	if (!current_tracked())
 		return 0;
-	/* the marks may be off (trust_marks 0): then only a threads entry says tracked */
-	if (!trust_marks && !bpf_map_lookup_elem(&threads, &(__u32){ (__u32)bpf_get_current_pid_tgid() }))
-		return 0;
-	charge_sample();
+	/* the thread's run, whose charge it is (a run may watch none: charge_sample says) */
+	th = bpf_map_lookup_elem(&threads, &(__u32){ (__u32)bpf_get_current_pid_tgid() });
+	if (th)
+		charge_sample(th->group);
 	return 0;
 }

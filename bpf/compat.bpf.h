@@ -61,9 +61,18 @@
 /*
  * Attach cookies, 5.15: 'bpf: Allow to specify user-provided bpf_cookie for BPF perf links'
  * (82e6b1eee6a8), 'bpf: Add bpf_get_attach_cookie() BPF helper to access bpf_cookie value'
- * (7adfc6c9b315). No shim: every build declares unit_enter and the unit_enter_N programs
- * (units.bpf.c), and the loader loads those the kernel can take.
+ * (7adfc6c9b315). Every build declares unit_enter and the unit_enter_N programs (units.bpf.c),
+ * and the loader loads those the kernel can take; a unit probe's run (um_probe_group) is its
+ * cookie's high half where there are cookies, and any run without (the baseline is loaded by
+ * one run only).
  */
+#define UM_HAVE_ATTACH_COOKIE (!UM_BPF_OF_5_10)
+#define UM_ANY_GROUP 0
+#if UM_HAVE_ATTACH_COOKIE
+#define um_probe_group(ctx) ((__u32)(bpf_get_attach_cookie(ctx) >> 32))
+#else
+#define um_probe_group(ctx) UM_ANY_GROUP
+#endif
 /*
  * task_struct::__state, 5.14: 'sched: Change task_struct::state' (2f064a59a11f); before it the
  * field is `state`. Every kernel of the per-CPU build (6.2) has it; the other builds ask
@@ -203,7 +212,7 @@ static __always_inline void um_unlock(bool held)
 #else
 #define um_exchange_fence()                                                                \
 	({                                                                                 \
-		void *__rec = bpf_ringbuf_reserve(&events, 8, 0);                          \
+		void *__rec = bpf_ringbuf_reserve(&fence_ring, 8, 0);                      \
 		if (__rec)                                                                 \
 			bpf_ringbuf_discard(__rec, BPF_RB_NO_WAKEUP);                      \
 		else                                                                       \

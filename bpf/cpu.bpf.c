@@ -239,7 +239,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		if (UM_THREAD_CACHES && !dead)
 			thread_cache_catch_up((__u64)prev, prev_tid, (__u64)prev->mm);
 		/* what the kernel charged for it outside faults (page tables, slab, buffers) */
-		charge_sample();
+		charge_sample(out->group);
 		now = bpf_ktime_get_ns();
 		thread_switch_out(out, prev_tid, prev, now, dead);
 	}

@@ -25,12 +25,21 @@ static __always_inline int map_insert(void *map, const void *key, const void *va
 	return err;
 }
 
-static __always_inline void *record_reserve(__u64 size)
+/* A record for the ring of group's run; NULL (counted) when it is full. */
+static __always_inline void *record_reserve(__u32 group, __u64 size)
 {
-	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+	__u32 slot = UM_GROUP_SLOT(group);
+	void *ring = bpf_map_lookup_elem(&group_rings, &slot);
+	struct um_group *g;
+	void *rec;
 
+	/* the run has ended (its slot may be another run's by now): nobody reads */
+	g = group_get(group);
+	if (!ring || !g)
+		return NULL;
+	rec = bpf_ringbuf_reserve(ring, size, 0);
 	if (!rec)
-		__sync_fetch_and_add(&lost_records, 1);
+		__sync_fetch_and_add(&g->lost_records, 1);
 	return rec;
 }
 
@@ -201,14 +210,18 @@ static __always_inline void unit_rss_apply_locked(__u64 id, __s64 delta)
 	__sync_fetch_and_add(&unit->n_rss_changes, 1);
 }
 
-/* An RSS change of one mm: the mm's own figure, the group's, and its open units'. */
+/* An RSS change of one mm: the mm's own figure, its group's, and its open units'. */
 static __always_inline void rss_apply_locked(struct um_mm *mm, __s64 delta)
 {
-	peak_raise(&mm->peak_rss_bytes, um_fetch_add(&mm->rss_bytes, delta) + delta);
-	__s64 group = um_fetch_add(&group_rss_bytes, delta) + delta;
+	struct um_group *g = group_get(mm->group);
 
-	peak_raise(&group_peak_rss_bytes, group);
-	timeline_note_rss_locked(group > 0 ? group : 0);
+	peak_raise(&mm->peak_rss_bytes, um_fetch_add(&mm->rss_bytes, delta) + delta);
+	if (g) {
+		__s64 sum = um_fetch_add(&g->rss_bytes, delta) + delta;
+
+		peak_raise(&g->peak_rss_bytes, sum);
+		timeline_note_rss_locked(mm->group, sum > 0 ? sum : 0);
+	}
 	unit_rss_apply_locked(mm->units[0], delta);
 	unit_rss_apply_locked(mm->units[1], delta);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The tracked group: a process forked by a tracked process joins it (and the open units its
+ * The tracked groups: a process forked by a tracked process joins its group (and the open units its
  * parent is in), exec closes a unit that can no longer return, and a process is finished when its
  * last thread has switched out for good (cpu.bpf.c calls proc_finish_locked).
  */
@@ -11,38 +11,45 @@
 
 /*
  * --lookup-at-exec: bare unit symbols are looked up in each program a tracked process execs. A
- * program not yet in exec_programs stops its process at the exec (the stop is taken on the way
- * back to user space, before the program's first instruction), so the loader can attach the
- * probes before any unit can start, then continue it. The loader sets hold_at_exec before
- * attaching and clears it before its final drain, so nobody is held whom it will not continue.
+ * program its run has not yet put in exec_programs stops its process at the exec (the stop is
+ * taken on the way back to user space, before the program's first instruction), so the loader
+ * can attach the probes before any unit can start, then continue it. The loader sets its group's
+ * hold_at_exec before attaching and clears it before its final drain, so nobody is held whom it
+ * will not continue.
  */
-__u32 hold_at_exec;
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
-	__type(key, struct um_program_id);
+	__type(key, struct um_exec_key);
 	__type(value, __u32);
 } exec_programs SEC(".maps");
 
 /*
- * attach --cgroup: the watched cgroup, its kernfs id (the directory's inode) and the id of its
- * hierarchy (cgroup v1 numbers each; the v2 one is 0): kernfs ids are only unique within one.
- * 0: no cgroup watched, and the checks below are dead code to the verifier.
+ * attach --cgroup: runs that watch a cgroup (struct um_group: its kernfs id, the directory's
+ * inode, and the id of its hierarchy: cgroup v1 numbers each, the v2 one is 0; kernfs ids are
+ * only unique within one). Counted so that a node where none does skips the search.
  */
-const volatile __u64 join_cgroup_id;
-const volatile __u32 join_hierarchy_id;
+__u32 join_watchers;
 
 /* cgroups nest at most this deep below the watched one (slurmd: job/step/user/task) */
 #define UM_CGROUP_DEPTH 16
 
-/* Whether cgrp is the watched cgroup or below it, walking up through each parent's css. */
-static __always_inline bool in_watched_cgroup(struct cgroup *cgrp)
+/* Groups searched for a watched cgroup: the baseline (no bpf_loop) runs one group only. */
+#if UM_HAVE_BPF_LOOP
+#define UM_JOIN_GROUPS UM_MAX_GROUPS
+#else
+#define UM_JOIN_GROUPS 1
+#endif
+
+/* Whether cgrp is the group's watched cgroup or below it, walking up through each parent's css. */
+static __always_inline bool in_watched_cgroup(struct cgroup *cgrp, const struct um_group *g)
 {
-	if (!cgrp || BPF_CORE_READ(cgrp, root, hierarchy_id) != (int)join_hierarchy_id)
+	__u64 watched = g->join_cgroup_id;
+
+	if (!cgrp || !watched || BPF_CORE_READ(cgrp, root, hierarchy_id) != (int)g->join_hierarchy_id)
 		return false;
 	for (int i = 0; i < UM_CGROUP_DEPTH && cgrp; i++) {
-		if (BPF_CORE_READ(cgrp, kn, id) == join_cgroup_id)
+		if (BPF_CORE_READ(cgrp, kn, id) == watched)
 			return true;
 		/* the root's css has no parent: NULL ends the walk */
 		cgrp = BPF_CORE_READ(cgrp, self.parent, cgroup);
@@ -50,14 +57,14 @@ static __always_inline bool in_watched_cgroup(struct cgroup *cgrp)
 	return false;
 }
 
-/* Tell the loader that process tgid, not tracked, is now in the watched cgroup. */
-static __always_inline void say_joined(__u32 tgid)
+/* Tell group's loader that process tgid, not tracked, is now in its watched cgroup. */
+static __always_inline void say_joined(__u32 group, __u32 tgid)
 {
 	struct um_cgroup_join *rec;
 
 	if (bpf_map_lookup_elem(&procs, &tgid))
 		return;
-	rec = record_reserve(sizeof(*rec));
+	rec = record_reserve(group, sizeof(*rec));
 	if (!rec)
 		return;
 	rec->type = UM_REC_CGROUP_JOIN;
@@ -66,17 +73,39 @@ static __always_inline void say_joined(__u32 tgid)
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
+/* A process that entered a cgroup (v2 only: any_hierarchy 0), and the one it entered. */
+struct cgroup_entry {
+	struct cgroup *cgrp;
+	__u32 tgid;
+	__u32 v2_only;
+};
+
+/* One group's look at a process entering a cgroup (a loop body: UM_LOOP). */
+static long join_check_group(__u64 slot, void *arg)
+{
+	struct cgroup_entry *e = arg;
+	__u32 key = (__u32)slot;
+	struct um_group *g = bpf_map_lookup_elem(&groups, &key);
+
+	if (!g || !g->tag || !g->join_cgroup_id || (e->v2_only && g->join_hierarchy_id))
+		return 0;
+	if (in_watched_cgroup(e->cgrp, g))
+		say_joined(g->tag, e->tgid);
+	return 0;
+}
+
 /*
  * A write to cgroup.procs (or tasks) moved a process: fired once per move, after it, in v1 once
- * per hierarchy written (task is the group leader when threadgroup is set). Loaded only when a
- * cgroup is watched.
+ * per hierarchy written (task is the group leader when threadgroup is set).
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(handle_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	if (join_cgroup_id && in_watched_cgroup(dst))
-		say_joined(task->tgid);
+	struct cgroup_entry e = { .cgrp = dst, .tgid = task->tgid };
+
+	if (join_watchers)
+		UM_LOOP(UM_JOIN_GROUPS, join_check_group, &e);
 	return 0;
 }
 
@@ -95,13 +124,23 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	if (!pproc) {
 		/* clone3(CLONE_INTO_CGROUP), cgroup v2 only (5.7), puts the child straight into a
 		 * cgroup its parent is not in: no move, so no cgroup_attach_task */
-		if (join_cgroup_id && join_hierarchy_id == 0 && tgid != ptgid &&
-		    in_watched_cgroup(BPF_CORE_READ(child, cgroups, dfl_cgrp)))
-			say_joined(tgid);
+		if (join_watchers && tgid != ptgid) {
+			struct cgroup_entry e = {
+				.cgrp = BPF_CORE_READ(child, cgroups, dfl_cgrp),
+				.tgid = tgid,
+				.v2_only = 1,
+			};
+
+			UM_LOOP(UM_JOIN_GROUPS, join_check_group, &e);
+		}
 		return 0;
 	}
+	/* a process of a run that has ended: its children are nobody's */
+	if (!group_get(pproc->group))
+		return 0;
 	mark_tracked(child);
 	th.tgid = tgid;
+	th.group = pproc->group;
 	th.runtime_seen_ns = child->se.sum_exec_runtime;
 	/* a leftover entry for a recycled tid would charge this thread to its old owner: replace */
 	err = map_insert(&threads, &tid, &th);
@@ -123,6 +162,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	}
 
 	proc.ppid = ptgid;
+	proc.group = pproc->group;
 	proc.live_threads = 1;
 	proc.active_threads = 1;
 	proc.threads_seen = 1;
@@ -146,7 +186,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	UNIT_ADD(proc.units[0], threads, 1);
 	UNIT_ADD(proc.units[1], threads, 1);
 
-	rec = record_reserve(sizeof(*rec));
+	rec = record_reserve(proc.group, sizeof(*rec));
 	if (!rec)
 		return 0;
 	rec->type = UM_REC_PROC_START;
@@ -164,12 +204,15 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 {
 	__u32 tgid = task->tgid;
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
-	struct um_program_id program;
+	struct um_exec_key looked_up = {};
 	struct um_proc_exec *rec;
+	struct um_group *g;
+	__u32 group;
 	bool held;
 
 	if (!proc)
 		return 0;
+	group = proc->group;
 	held = um_lock();
 	proc->flags &= ~UM_PROC_AWAIT_EXEC;
 	/* a non-leader thread that execs takes the tid of the leader, which is gone by now:
@@ -194,23 +237,25 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	/* the mm the exec built */
 	mm_adopt_current_locked();
 	/* the run's command has just entered its memory cgroup's life: learn it */
-	charge_learn_current();
+	charge_learn_current(group);
 	um_unlock(held);
 
-	rec = record_reserve(sizeof(*rec));
+	rec = record_reserve(group, sizeof(*rec));
 	if (!rec)
 		return 0;
 	rec->type = UM_REC_PROC_EXEC;
 	rec->pid = tgid;
 	rec->ts_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&rec->comm, task, comm);
-	program.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
-	program.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
-	rec->program = program;
+	looked_up.program.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	looked_up.program.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	looked_up.group = group;
+	rec->program = looked_up.program;
 	rec->held = 0;
 	rec->pad = 0;
 	/* stop only once the record is reserved: a process stopped without one would never resume */
-	if (hold_at_exec && !bpf_map_lookup_elem(&exec_programs, &program) &&
+	g = group_get(group);
+	if (g && g->hold_at_exec && !bpf_map_lookup_elem(&exec_programs, &looked_up) &&
 	    bpf_send_signal(UM_SIGSTOP) == 0)
 		rec->held = 1;
 	bpf_ringbuf_submit(rec, rec->held ? BPF_RB_FORCE_WAKEUP : 0);
@@ -250,9 +295,9 @@ __noinline int proc_finish_locked(__u32 tgid, __u64 now)
 	if (proc->mm)
 		mm_retire_locked(proc, proc->mm);
 	/* the last process's exit leaves the run's high-water mark here */
-	charge_watermark_read();
+	charge_watermark_read(proc->group);
 
-	rec = record_reserve(sizeof(*rec));
+	rec = record_reserve(proc->group, sizeof(*rec));
 	if (rec) {
 		rec->type = UM_REC_PROC_EXIT;
 		rec->pid = tgid;
@@ -261,7 +306,7 @@ __noinline int proc_finish_locked(__u32 tgid, __u64 now)
 		rec->peak_rss_bytes = proc->peak_rss_bytes;
 		rec->page_alloc_bytes = proc->page_alloc_bytes;
 		rec->output_bytes = proc->output_bytes;
-		rec->tmp_output_bytes = tmp_dir_ino ? proc->tmp_output_bytes : UM_TMP_UNKNOWN;
+		rec->tmp_output_bytes = group_tmp_output_bytes(proc->group, proc->tmp_output_bytes);
 		rec->exit_code = proc->exit_code;
 		rec->threads = proc->threads_seen;
 		rec->oom_victim = !!(proc->flags & UM_PROC_OOM_VICTIM);

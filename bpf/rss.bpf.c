@@ -87,6 +87,7 @@ static __always_inline int fault_done(void)
 	/* loaded only where threads keep caches (one body in every build, so all declare the
 	 * same programs) */
 #if UM_HAVE_THREAD_RSS_CACHES
+	struct um_thread *th;
 	__u64 task;
 
 	if (!current_tracked())
@@ -94,7 +95,9 @@ static __always_inline int fault_done(void)
 	task = bpf_get_current_task();
 	thread_cache_catch_up(task, (__u32)bpf_get_current_pid_tgid(), (__u64)CURRENT_READ(mm));
 	/* the fault's pages were charged before the thread's cache took them */
-	charge_sample();
+	th = bpf_map_lookup_elem(&threads, &(__u32){ (__u32)bpf_get_current_pid_tgid() });
+	if (th)
+		charge_sample(th->group);
 #endif
 	return 0;
 }
@@ -223,6 +226,7 @@ static __always_inline struct um_mm *mm_adopt(struct mm_struct *kmm, bool curr)
 		return NULL;
 	fresh.units[0] = proc->units[0];
 	fresh.units[1] = proc->units[1];
+	fresh.group = proc->group;
 	if (!curr) {
 		/*
 		 * Another mm touched from a tracked task: adopt it only as the first mm built inside a
@@ -313,7 +317,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *kmm, int member)
 		else
 			mm_member_sync(mm, kmm, member);
 		/* a page mapped by the group was charged before it was counted */
-		charge_sample_locked();
+		charge_sample_locked(mm->group);
 	}
 	um_unlock(held);
 	return 0;

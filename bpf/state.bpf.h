@@ -63,8 +63,9 @@ typedef struct {
 } pending_write_map_t;
 
 /*
- * A written file -> UM_WRITE_REGULAR or UM_WRITE_TMP_DIR: the parents' walk once per file, not
- * once per write (a program that writes a line at a time would pay it on every line). Keyed by
+ * A written file -> UM_WRITE_REGULAR or UM_WRITE_TMP_DIR, for one run's tmp dir: the parents'
+ * walk once per file, not once per write (a program that writes a line at a time would pay it
+ * on every line). Keyed by
  * the inode's address and its random generation, read with i_mode from the same struct: an
  * inode freed and another allocated at its address differs by its generation (an inode number
  * would be reused by ext4 as soon as a file is deleted). A file renamed across the tmp dir's
@@ -72,7 +73,8 @@ typedef struct {
  */
 struct um_file_key {
 	__u64 inode;
-	__u64 generation;
+	__u32 generation;
+	__u32 group; /* the run whose tmp dir the answer is about */
 };
 
 typedef struct {
@@ -82,11 +84,52 @@ typedef struct {
 	__type(value, __u32);
 } write_kinds_map_t;
 
+/* The runs (struct um_group), by slot; mapped by the loader, which reads its own figures there. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UM_MAX_GROUPS);
+	__type(key, __u32);
+	__type(value, struct um_group);
+} groups_map_t;
+
+/* A run's records: a ring of its own, made by its loader (8 MiB: about 80,000 unit records,
+ * a second of a storm of tiny units; the loader sizes its own). */
+struct group_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UM_MAX_GROUPS);
+	__type(key, __u32);
+	__array(values, struct group_ring);
+} group_rings_map_t;
+
+/* A run's memory timeline (timeline.bpf.c): a ring of buckets of its own, mapped by its loader. */
+struct group_timeline {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UM_TIMELINE_SLOTS);
+	/* sizes, not types: an object that only names the map would have the struct as a
+	 * forward declaration, whose size libbpf cannot take */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct um_timeline_bucket));
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UM_MAX_GROUPS);
+	__type(key, __u32);
+	__array(values, struct group_timeline);
+} group_timelines_map_t;
+
+/* The arm64 baseline's fence (um_exchange_fence): a ring whose records are only discarded. */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* 8 MiB: about 80,000 unit records, a second of a storm of tiny units */
-	__uint(max_entries, 8 << 20);
-} events_map_t;
+	__uint(max_entries, 64 << 10);
+} fence_ring_map_t;
 
 /*
  * A mark on every tracked thread, kept by the kernel with the task itself (gone when it is
@@ -124,14 +167,19 @@ extern units_map_t units SEC(".maps");
 extern pending_mm_map_t pending_mm SEC(".maps");
 extern pending_write_map_t pending_write SEC(".maps");
 extern write_kinds_map_t write_kinds SEC(".maps");
-extern events_map_t events SEC(".maps");
+extern groups_map_t groups SEC(".maps");
+extern group_rings_map_t group_rings SEC(".maps");
+extern group_timelines_map_t group_timelines SEC(".maps");
+extern fence_ring_map_t fence_ring SEC(".maps");
 extern baseline_lock_map_t baseline_lock SEC(".maps");
 extern slice_claims_map_t slice_claims SEC(".maps");
 
-extern __s64 group_rss_bytes;
-extern __u64 group_peak_rss_bytes;
+/*
+ * Node-wide: the units' ids (unique across runs, whose units share one map), and the counters
+ * of what the programs could not do, which a run reads as their change while it ran
+ * (docs/ARCHITECTURE.md). A run's own figures are in its struct um_group.
+ */
 extern __u64 next_unit_id;
-extern __u64 lost_records;
 extern __u64 map_full;
 extern __u64 scope_overflows;
 /* a new thread whose tid still had an entry (a missed exit): its CPU may be misattributed */
@@ -151,17 +199,12 @@ extern __u32 unseen_after_tid[UM_UNSEEN_SLOTS];
 extern __u64 unseen_after_count[UM_UNSEEN_SLOTS];
 /* baseline: the lock could not be had in time and an update ran without it (see um_lock) */
 extern __u64 lock_timeouts;
-/* The memory timeline's ring (unitmeter.h), its origin (set by the loader before attach; 0: off)
- * and the values that found their bucket still unread by the loader. */
-extern struct um_timeline_bucket timeline[UM_TIMELINE_SLOTS];
-extern __u64 timeline_start_ns;
-extern __u64 timeline_overruns;
 /*
- * A value of the group's RSS or of its memory charge, into the timeline's bucket of this instant
+ * A value of a group's RSS or of its memory charge, into its timeline's bucket of this instant
  * (timeline.bpf.c): one function each, no mode flag (see charge_sample).
  */
-extern int timeline_note_rss_locked(__u64 bytes);
-extern int timeline_note_charge_locked(__u64 bytes);
+extern int timeline_note_rss_locked(__u32 group, __u64 bytes);
+extern int timeline_note_charge_locked(__u32 group, __u64 bytes);
 /* possible CPUs: the bound of every loop over them (set by the loader) */
 extern const volatile __u32 nr_possible_cpus;
 /*
@@ -174,13 +217,6 @@ extern const volatile __u64 page_size;
  * the per-CPU mm counters): rss.bpf.c then reads them where they change.
  */
 extern const volatile __u32 thread_rss_caches;
-/*
- * The node-local tmp dir whose writes count toward tmp_output_bytes, set by the loader: its
- * superblock's s_dev in the kernel's encoding (MKDEV: major << 20 | minor) and its inode number;
- * 0: no dir (the figure is null in the outputs).
- */
-extern const volatile __u64 tmp_dir_dev;
-extern const volatile __u64 tmp_dir_ino;
 
 /* Set by the loader when every tracked thread it started with carries the mark. */
 extern __u32 trust_marks;
@@ -206,7 +242,22 @@ extern int unit_close_locked(__u32 tgid, __u64 id, __u32 status);
 /* A switch-in the tracepoint did not report, made late (defined in cpu.bpf.c). */
 extern int thread_switch_in_late(void);
 
+/* A tmp dir figure of group's, or UM_TMP_UNKNOWN where it names no tmp dir (units.bpf.c). */
+extern __u64 group_tmp_output_bytes(__u32 group, __u64 bytes);
+
+/* Whether group's ring holds a batch its reader should be woken for (units.bpf.c). */
+extern int group_ring_batch_waits(__u32 group);
+
 /* Adopt the current task's mm, every counter read from the kernel (defined in rss.bpf.c). */
 extern int mm_adopt_current_locked(void);
+
+/* The run of this tag; NULL when its slot holds another run now (or none). */
+static __always_inline struct um_group *group_get(__u32 tag)
+{
+	__u32 slot = UM_GROUP_SLOT(tag);
+	struct um_group *g = bpf_map_lookup_elem(&groups, &slot);
+
+	return g && g->tag == tag && tag ? g : NULL;
+}
 
 #endif /* UNITMETER_STATE_BPF_H */

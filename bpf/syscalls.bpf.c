@@ -85,16 +85,17 @@ static __always_inline struct file *fd_file(unsigned long fd)
 }
 
 /*
- * Whether the file lies under the tmp dir (tmp_dir_dev, tmp_dir_ino: its superblock's s_dev in
- * the kernel's encoding and its inode number, set by the loader). Walks the dentry's parents up
+ * Whether the file lies under the group's tmp dir (tmp_dir_dev, tmp_dir_ino: its superblock's
+ * s_dev in the kernel's encoding and its inode number, set by the loader). Walks the dentry's parents up
  * to UM_TMP_DIR_DEPTH levels with a bounded loop (a 5.10 verifier takes it; bpf_loop is 5.17).
  * What the walk cannot see: a file deeper than that below the dir; and since a dentry's parents
  * end at its filesystem's root, a file on a filesystem or bind mount mounted inside the dir
  * (its walk stops at that mount's root, below the dir). A bind mount of the dir itself (SLURM's
  * job_container/tmpfs) is seen: its files' parents are the source directory's dentries.
  */
-static __always_inline bool file_under_tmp_dir(struct file *file)
+static __always_inline bool file_under_tmp_dir(struct file *file, const struct um_group *g)
 {
+	__u64 tmp_dir_ino = g->tmp_dir_ino, tmp_dir_dev = g->tmp_dir_dev;
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry), *parent;
 
 	if (!d)
@@ -112,9 +113,11 @@ static __always_inline bool file_under_tmp_dir(struct file *file)
 	return false;
 }
 
-/* What a write on fd is: 0 (not a regular file), UM_WRITE_REGULAR, or UM_WRITE_TMP_DIR. */
-static __always_inline __u32 write_kind(unsigned long fd)
+/* What a write on fd is for group g: 0 (not a regular file), UM_WRITE_REGULAR, or
+ * UM_WRITE_TMP_DIR. */
+static __always_inline __u32 write_kind(unsigned long fd, __u32 group)
 {
+	struct um_group *g = group_get(group);
 	struct file *file = fd_file(fd);
 	struct um_file_key key;
 	struct inode *inode;
@@ -127,15 +130,16 @@ static __always_inline __u32 write_kind(unsigned long fd)
 	mode = BPF_CORE_READ(inode, i_mode);
 	if ((mode & UM_S_IFMT) != UM_S_IFREG)
 		return 0;
-	if (!tmp_dir_ino)
+	if (!g || !g->tmp_dir_ino)
 		return UM_WRITE_REGULAR;
 	key.inode = (__u64)inode;
 	key.generation = BPF_CORE_READ(inode, i_generation);
+	key.group = group;
 	known = bpf_map_lookup_elem(&write_kinds, &key);
 	if (known)
 		return *known;
 	/* another filesystem than the tmp dir's (a home or a cluster's shared one): not under it */
-	kind = BPF_CORE_READ(inode, i_sb, s_dev) == tmp_dir_dev && file_under_tmp_dir(file) ?
+	kind = BPF_CORE_READ(inode, i_sb, s_dev) == g->tmp_dir_dev && file_under_tmp_dir(file, g) ?
 		       UM_WRITE_TMP_DIR : UM_WRITE_REGULAR;
 	bpf_map_update_elem(&write_kinds, &key, &kind, BPF_ANY);
 	return kind;
@@ -177,7 +181,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 
 		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
 	} else {
-		mark = write_kind(PT_REGS_PARM1_CORE_SYSCALL(regs));
+		mark = write_kind(PT_REGS_PARM1_CORE_SYSCALL(regs), proc->group);
 		if (mark)
 			bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);
 	}

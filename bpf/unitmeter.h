@@ -48,6 +48,11 @@
 #define UM_CHARGE_UNKNOWN (~0ULL)
 /* Possible CPUs whose share of an mm counter is summed (rss.bpf.c); more: refused at start. */
 #define UM_MAX_CPUS 1024
+/*
+ * Runs one loaded set of programs serves at once (docs/ARCHITECTURE.md, "One tracer per node"):
+ * each run is a group, a slot of the groups map. A run with programs of its own has one group.
+ */
+#define UM_MAX_GROUPS 256
 
 /*
  * The memory timeline (timeline.bpf.c): the group's RSS and charge, as their lowest and highest
@@ -86,7 +91,7 @@ _Static_assert(sizeof(struct um_timeline_bucket) == 64, "um_timeline_bucket layo
 /* A CPU's last reading of the clock for the timeline (timeline.bpf.c); a cache line each. */
 struct um_timeline_clock {
 	__u64 jiffies;
-	__u64 index;
+	__u64 now_ns;
 	__u32 reused;
 	__u32 pad;
 	__u64 pad2[5];
@@ -223,7 +228,7 @@ struct um_proc {
 	__u32 threads_seen;
 	__s32 exit_code;
 	__u32 unit_depth; /* nesting of unit-function calls in this process */
-	__u32 pad;
+	__u32 group;      /* the run tracking it: its slot in the groups map */
 	__u64 mm;         /* kernel address of its current mm_struct (the mms key), 0 until bound */
 	__u64 own_unit; /* id of the unit this process opened, 0 when none */
 	__u64 units[UM_SCOPE_DEPTH]; /* open units whose scope holds this process, newest first */
@@ -240,7 +245,7 @@ struct um_proc {
 /* mms map value, keyed by the kernel address of the mm_struct. */
 struct um_mm {
 	__u32 tgid; /* 0 while fork or exec is still building this mm */
-	__u32 pad;
+	__u32 group; /* the run whose process builds or uses it */
 	__u64 member_bytes[UM_MM_NR_MEMBERS];
 	__s64 rss_bytes; /* file + anon + shmem */
 	__u64 peak_rss_bytes;
@@ -262,6 +267,8 @@ struct um_thread {
 	__u32 exit_called;     /* it entered exit or exit_group: no longer one of active_threads */
 	/* before 6.2: the thread's RSS cache (task->rss_stat.count) as last applied, in pages */
 	__s32 rss_cache_pages[UM_MM_NR_MEMBERS];
+	__u32 group; /* its process's */
+	__u32 pad;
 };
 
 /*
@@ -340,6 +347,62 @@ struct um_unit {
 	__u64 start_charge_watermark; /* the kernel's high-water mark of the charge at entry */
 	/* the close's instant, set when it begins: no slice is counted past it; 0: open */
 	__u64 end_ns;
+	__u32 group; /* the run of its process */
+	__u32 pad;
+};
+
+/*
+ * A run: one group of tracked processes, a slot of the groups map (maps.bpf.c). Its processes,
+ * threads, mms and units carry its tag; its records go to its own ring and its memory timeline
+ * to its own buckets (group_rings, group_timelines: maps the run makes and puts at its slot).
+ * The loader fills the configuration before the tag; the programs keep the figures.
+ */
+struct um_group {
+	/* slot | generation << 8, set last by the loader; 0: free. An entry whose tag is not its
+	 * slot's (a run ended, the slot taken again) belongs to no group. */
+	__u32 tag;
+	__u32 hold_at_exec; /* --lookup-at-exec: stop at the exec of a program not looked up */
+	/* the registering process and its start (/proc/PID/stat, in clock ticks since boot):
+	 * a slot whose owner is gone is taken back (user space only) */
+	__u32 owner_pid;
+	__u32 join_hierarchy_id; /* attach --cgroup: the watched cgroup's hierarchy */
+	__u64 owner_start_ticks;
+	__u64 join_cgroup_id; /* its kernfs id; 0: none watched */
+	/* the node-local tmp dir: its superblock's s_dev (MKDEV encoding) and inode; 0: none */
+	__u64 tmp_dir_dev;
+	__u64 tmp_dir_ino;
+	/* the memory cgroup whose charge is read, by its kernfs id; 0: none */
+	__u64 charge_cgroup_id;
+	/* the memory timeline's origin (bpf_ktime_get_ns at attach); 0: off */
+	__u64 timeline_start_ns;
+
+	/* the figures */
+	__s64 rss_bytes; /* of every mm of the group */
+	__u64 peak_rss_bytes;
+	__u64 lost_records;      /* its ring was full */
+	__u64 timeline_overruns; /* values whose bucket was still unread */
+	/* the charge (charge.bpf.h): the memcg learned, the last value read, the peak, the
+	 * kernel's watermark when learned and as last read, units with no watcher left */
+	__u64 charge_memcg;
+	__u64 charge_seen_bytes;
+	__u64 peak_charge_bytes;
+	__u64 charge_watermark_start_bytes;
+	__u64 charge_watermark_last_bytes;
+	__u64 charge_unwatched;
+	__u64 charge_watchers[UM_CHARGE_WATCHERS];
+	__u32 charge_watchers_used;
+	__u32 generation; /* the slot's runs so far (the tag's high bits; user space only) */
+	__u32 pad[10];
+};
+_Static_assert(sizeof(struct um_group) % 64 == 0, "um_group: whole cache lines");
+
+#define UM_GROUP_SLOT(tag) ((tag) & (UM_MAX_GROUPS - 1))
+
+/* exec_programs key: a program one run has looked up unit symbols in */
+struct um_exec_key {
+	struct um_program_id program;
+	__u32 group;
+	__u32 pad;
 };
 
 /* --- device memory through the CUDA driver API (gpu.bpf.c, gpu.bpf.h) --------------------- */

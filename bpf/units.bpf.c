@@ -384,6 +384,24 @@ static __always_inline __u64 closer_slice(struct unit_edge *edge)
 	return span > runtime ? span : runtime;
 }
 
+/* A tmp dir figure of group's: the bytes, or UM_TMP_UNKNOWN when the run names no tmp dir. A
+ * function: the group's lookup off the stack of the closes that call it. */
+__noinline __u64 group_tmp_output_bytes(__u32 group, __u64 bytes)
+{
+	struct um_group *g = group_get(group);
+
+	return g && g->tmp_dir_ino ? bytes : UM_TMP_UNKNOWN;
+}
+
+/* Whether group's ring holds a batch of records for its reader to be woken for. */
+__noinline int group_ring_batch_waits(__u32 group)
+{
+	__u32 slot = UM_GROUP_SLOT(group);
+	void *ring = bpf_map_lookup_elem(&group_rings, &slot);
+
+	return ring && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES;
+}
+
 /*
  * Emit an open unit's record and free its slot. Only the owner's own lists forget the id here:
  * other processes of its scope keep it until their next unit opens (units_push), and nothing is
@@ -441,7 +459,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		um_cas(&owner->own_unit, id, 0);
 	}
 
-	rec = record_reserve(sizeof(*rec));
+	rec = record_reserve(unit->group, sizeof(*rec));
 	if (rec) {
 		rec->type = UM_REC_UNIT;
 		rec->pid = unit->pid;
@@ -456,7 +474,7 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		rec->n_rss_changes = unit->n_rss_changes;
 		rec->page_alloc_bytes = unit->page_alloc_bytes;
 		rec->output_bytes = unit->output_bytes;
-		rec->tmp_output_bytes = tmp_dir_ino ? unit->tmp_output_bytes : UM_TMP_UNKNOWN;
+		rec->tmp_output_bytes = group_tmp_output_bytes(unit->group, unit->tmp_output_bytes);
 		rec->processes = unit->processes;
 		rec->threads = unit->threads;
 		rec->start_charge_bytes = unit->start_charge_bytes;
@@ -466,8 +484,8 @@ __noinline int unit_close_locked(__u32 tgid, __u64 id, __u32 status)
 		 * Waking the reader for every unit costs more than a tiny unit itself: wake it only
 		 * when a batch is waiting; its 100 ms poll picks up the rest.
 		 */
-		bpf_ringbuf_submit(rec, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > UM_WAKEUP_BYTES ?
-					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(rec, group_ring_batch_waits(unit->group) ? BPF_RB_FORCE_WAKEUP :
+									      BPF_RB_NO_WAKEUP);
 	}
 	unclaim_thread(edge.slot, edge.closer_tid);
 	/* the baseline claims other threads' slices by key, which the loader removes */
@@ -576,6 +594,7 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 	rss = mm ? mm->rss_bytes : 0;
 	/* every field before the id: until the id is there, nothing is charged to the slot */
 	unit->pid = tgid;
+	unit->group = proc->group;
 	unit->spec = spec;
 	unit->start_ns = UM_EDGE_PENDING; /* fixed once the unit is listed, below */
 	unit->start_steal_ns = current_cpu_steal_ns();
@@ -609,16 +628,18 @@ static __always_inline void unit_open_locked(struct um_proc *proc, __u32 tgid, _
 }
 
 /*
- * Entry of a unit function (or the begin marker) with its spec's index. Recursion, or a second
- * thread entering while the unit is open, is part of the same unit.
+ * Entry of a unit function (or the begin marker) with its spec's index, for the run of group
+ * (UM_ANY_GROUP: the only one). Recursion, or a second thread entering while the unit is open,
+ * is part of the same unit. Runs that probe the same function each have their probe called: a
+ * process is only its own run's.
  */
-__noinline int unit_entry(__u32 spec)
+__noinline int unit_entry(__u32 spec, __u32 group)
 {
 	__u32 tgid = current_tgid();
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	bool held;
 
-	if (!proc)
+	if (!proc || (group != UM_ANY_GROUP && proc->group != group))
 		return 0;
 	held = um_lock();
 	if (um_fetch_add(&proc->unit_depth, 1) == 0)
@@ -627,16 +648,17 @@ __noinline int unit_entry(__u32 spec)
 	return 0;
 }
 
+/* the spec's index: the cookie's low half */
 SEC("uprobe")
 int BPF_KPROBE(unit_enter)
 {
-	return unit_entry(bpf_get_attach_cookie(ctx));
+	return unit_entry((__u32)bpf_get_attach_cookie(ctx), um_probe_group(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(unit_enter_marker)
 {
-	return unit_entry((__u32)PT_REGS_PARM1(ctx));
+	return unit_entry((__u32)PT_REGS_PARM1(ctx), um_probe_group(ctx));
 }
 
 /* One entry program per spec index, for kernels without attach cookies (before 5.15). */
@@ -644,7 +666,7 @@ int BPF_KPROBE(unit_enter_marker)
 	SEC("uprobe")                                                                      \
 	int BPF_KPROBE(unit_enter_##n)                                                     \
 	{                                                                                  \
-		return unit_entry(n);                                                      \
+		return unit_entry(n, UM_ANY_GROUP);                                        \
 	}
 #define UNIT_ENTER_AS_8(n0, n1, n2, n3, n4, n5, n6, n7)                                    \
 	UNIT_ENTER_AS(n0) UNIT_ENTER_AS(n1) UNIT_ENTER_AS(n2) UNIT_ENTER_AS(n3)            \
@@ -658,13 +680,13 @@ _Static_assert(UM_MAX_SPECS == 32, "one unit_enter_N program per spec index");
 SEC("uretprobe")
 int BPF_KRETPROBE(unit_return)
 {
-	__u32 tgid = current_tgid();
+	__u32 tgid = current_tgid(), group = um_probe_group(ctx);
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	bool held;
 	__u64 id;
 
 	/* depth 0: a call that began before attach, whose entry was never seen */
-	if (!proc || !proc->unit_depth)
+	if (!proc || !proc->unit_depth || (group != UM_ANY_GROUP && proc->group != group))
 		return 0;
 	held = um_lock();
 	/* the unit this return may close, read before the depth drops: once it is 0 another

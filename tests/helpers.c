@@ -327,7 +327,7 @@ void bpf_ids_add(struct bpf_ids *ids, int kind, unsigned id)
 	for (int i = 0; i < ids->n[kind]; i++)
 		if (ids->id[kind][i] == id)
 			return;
-	if (ids->n[kind] < 128)
+	if (ids->n[kind] < (int)(sizeof(ids->id[kind]) / sizeof(ids->id[kind][0])))
 		ids->id[kind][ids->n[kind]++] = id;
 }
 
@@ -366,11 +366,53 @@ void bpf_ids_collect(pid_t pid, struct bpf_ids *ids)
 	closedir(d);
 }
 
-/* Which of ids `bpftool KIND show -j` still lists; 0 when none. */
+/*
+ * What the unitmeter processes alive now hold: a node's set of programs (issue #34) lives while
+ * any run holds it, so a run's programs outliving it in another run's hands are not left over.
+ */
+static void held_by_unitmeters(struct bpf_ids *held)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	memset(held, 0, sizeof(*held));
+	while (d && (de = readdir(d))) {
+		char path[300], comm[32] = "";
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		if (!strcmp(comm, "unitmeter\n"))
+			bpf_ids_collect(pid, held);
+	}
+	if (d)
+		closedir(d);
+}
+
+static bool id_in(const struct bpf_ids *ids, int kind, unsigned id)
+{
+	for (int j = 0; j < ids->n[kind]; j++)
+		if (ids->id[kind][j] == id)
+			return true;
+	return false;
+}
+
+/* Which of ids `bpftool KIND show -j` still lists, held by no unitmeter process; 0 when none. */
 static int still_loaded(const struct bpf_ids *ids, char *which, size_t len)
 {
+	struct bpf_ids *held = calloc(1, sizeof(*held));
 	int left = 0;
 
+	cr_assert_not_null(held);
+	held_by_unitmeters(held);
 	which[0] = '\0';
 	for (int k = 0; k < 3; k++) {
 		char cmd[64];
@@ -387,16 +429,16 @@ static int still_loaded(const struct bpf_ids *ids, char *which, size_t len)
 		json_array_foreach(list, i, obj) {
 			unsigned id = (unsigned)json_integer_value(json_object_get(obj, "id"));
 
-			for (int j = 0; j < ids->n[k]; j++)
-				if (ids->id[k][j] == id) {
-					size_t used = strlen(which);
+			if (id_in(ids, k, id) && !id_in(held, k, id)) {
+				size_t used = strlen(which);
 
-					snprintf(which + used, len - used, " %s %u", bpf_kinds[k], id);
-					left++;
-				}
+				snprintf(which + used, len - used, " %s %u", bpf_kinds[k], id);
+				left++;
+			}
 		}
 		json_decref(list);
 	}
+	free(held);
 	return left;
 }
 

@@ -99,7 +99,7 @@ pid_t wait_for_child_running(pid_t parent, const char *comm, int timeout_s);
 
 /* The BPF programs, links and maps a process holds (bpf_ids_collect), by their kernel ids. */
 struct bpf_ids {
-	unsigned id[3][128]; /* prog, link, map */
+	unsigned id[3][1024]; /* prog, link, map */
 	int n[3];
 };
 

@@ -1229,10 +1229,10 @@ Test(reliability, no_process_left_held_at_an_exec_when_tracing_stops)
 }
 
 /*
- * Runs on one node at once (a SLURM array's tasks): each traces its own command with programs
- * of its own (issue #34 will share one set), and each manifest holds its own units only, sized
- * as its own command touched them, its own process only. 32 at once here (8 in an emulated
- * guest), two units each of a size no other run uses at the same index.
+ * Runs on one node at once (a SLURM array's tasks): each a group of the node's one set of
+ * programs (issue #34), and each manifest holds its own units only, sized as its own command
+ * touched them, its own process only. 32 at once here (8 in an emulated guest), two units each
+ * of a size no other run uses at the same index.
  */
 struct concurrent_run {
 	pthread_t thread;
@@ -1287,7 +1287,172 @@ Test(reliability, concurrent_runs_keep_their_own_units)
 				  delta, sizes[k]);
 			cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
 		}
+		cr_expect_str_eq(str(jget(jget(r->manifest, "run"), "tracing"), "programs"), "node",
+				 "run %d: programs of its own: %s", i, r->err);
 		um_result_free(r);
 	}
 	free(runs);
+}
+
+/* ---- one tracer per node (issue #34) ------------------------------------------------------ */
+
+/* Four units of 8, 12, 16 and 20 MiB, each held 400 ms: a run that outlasts another's start. */
+static void *long_spikes_run(void *arg)
+{
+	struct concurrent_run *c = arg;
+	const char *args[] = { "run", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
+			       "--sizes", "8,12,16,20", "--hold-ms", "400", NULL };
+
+	um_run(&c->r, true, args);
+	return NULL;
+}
+
+/* The same, the run's pid told to the watch. */
+static void *long_spikes_run_told(void *arg)
+{
+	struct concurrent_run *c = arg;
+	const char *args[] = { "run", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
+			       "--sizes", "8,12,16,20", "--hold-ms", "400", NULL };
+
+	um_run_with(&c->r, true, args, tell_pid);
+	return NULL;
+}
+
+/* The run's four units as long_spikes_run's command touched them, its process only. */
+static void expect_long_spikes(struct um_result *r)
+{
+	const double sizes[] = { 8, 12, 16, 20 };
+	json_t *units, *u;
+	size_t k;
+
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert_not_null(r->manifest, "no manifest: %s", r->err);
+	units = jget(r->manifest, "units");
+	cr_assert_eq(json_array_size(units), 4, "%zu units", json_array_size(units));
+	cr_expect_eq(json_array_size(jget(jget(r->manifest, "run"), "per_process")), 1);
+	json_array_foreach(units, k, u) {
+		double delta = jnum(u, "peak_rss_delta_bytes");
+
+		cr_expect(within(delta, sizes[k] * MIB_F, 0.01, MIB_F),
+			  "unit %zu: peak delta %.0f, its command touched %.0f MiB", k, delta, sizes[k]);
+		cr_expect_str_eq(json_string_value(jget(u, "status")), "complete");
+		/* held 400 ms: its wall, and no CPU of another run's command */
+		cr_expect_geq(jnum(u, "wall_s"), 0.4, "unit %zu", k);
+		cr_expect_leq(jnum(u, "cpu_s"), jnum(u, "wall_s") * 1.05 + 0.005,
+			      "unit %zu: CPU %.4f s in a wall of %.4f s", k, jnum(u, "cpu_s"),
+			      jnum(u, "wall_s"));
+	}
+	cr_expect_str_eq(str(jget(jget(r->manifest, "run"), "tracing"), "programs"), "node", "%s",
+			 r->err);
+}
+
+/*
+ * A run killed (SIGKILL, nothing of it can tidy up) in the middle of a unit while another run
+ * traces beside it: the other's units are whole and exact, and the set of programs the two
+ * shared goes on for it (the killed run's group is only taken back by a later run).
+ */
+Test(reliability, a_run_killed_mid_unit_leaves_its_neighbour_exact)
+{
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("units"), "--mode", "slow",
+			       "--units", "1000", "--sleep-ms", "30", NULL };
+	struct concurrent_run beside = { 0 };
+	struct um_result killed;
+	struct watch w;
+
+	cr_assert_eq(pthread_create(&beside.thread, NULL, long_spikes_run, &beside), 0);
+	sleep_ms(300);
+	watch_start(&w, SIGKILL, 1, 10, true);
+	um_run_with(&killed, true, args, tell_pid);
+	watch_stop(&w);
+	cr_expect(w.signalled, "the run ended before it could be killed");
+	cr_expect_eq(killed.status, 128 + SIGKILL, "status %d: %s", killed.status, killed.err);
+	pthread_join(beside.thread, NULL);
+	expect_long_spikes(&beside.r);
+	um_result_free(&beside.r);
+	um_result_free(&killed);
+}
+
+/* Two runs starting at once load the node's programs once: the other joins (the node's lock). */
+static void *verbose_quick_run(void *arg)
+{
+	struct concurrent_run *c = arg;
+	const char *args[] = { "run", "-v", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
+			       "--sizes", "4", "--hold-ms", "1", NULL };
+
+	um_run(&c->r, true, args);
+	return NULL;
+}
+
+Test(reliability, runs_starting_at_once_load_the_programs_once)
+{
+	struct concurrent_run runs[2] = { 0 };
+	int loaded = 0;
+
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&runs[i].thread, NULL, verbose_quick_run, &runs[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(runs[i].thread, NULL);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(runs[i].r.status, 0, "run %d: %s", i, runs[i].r.err);
+		cr_expect_eq(own_lines_with(runs[i].r.err, "programs: the node's"), 1, "run %d: %s", i,
+			     runs[i].r.err);
+		/* a test beside this one may hold the set already: then both join */
+		loaded += own_lines_with(runs[i].r.err, "programs: the node's, loaded for it");
+		cr_expect_eq(json_array_size(runs[i].r.units), 1, "run %d", i);
+	}
+	cr_expect_leq(loaded, 1, "both runs loaded programs: %s\n---\n%s", runs[0].r.err,
+		      runs[1].r.err);
+	for (int i = 0; i < 2; i++)
+		um_result_free(&runs[i].r);
+}
+
+/* UNITMETER_PROGRAMS=own: programs of the run's own, as before the node's set, and said so. */
+Test(reliability, own_programs_when_asked)
+{
+	const char *args[] = { "run", "-v", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
+			       "--sizes", "6", "--hold-ms", "1", NULL };
+	struct um_result r;
+
+	setenv("UNITMETER_PROGRAMS", "own", 1);
+	um_run(&r, true, args);
+	unsetenv("UNITMETER_PROGRAMS");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(own_lines_with(r.err, "programs: this run's own (UNITMETER_PROGRAMS=own)"), 1,
+		     "%s", r.err);
+	cr_expect_str_eq(str(jget(jget(r.manifest, "run"), "tracing"), "programs"), "run");
+	cr_expect(within(jnum(json_array_get(jget(r.manifest, "units"), 0), "peak_rss_delta_bytes"),
+			 6 * MIB_F, 0.01, MIB_F));
+	um_result_free(&r);
+}
+
+/*
+ * A process is measured by one run at a time: attaching to a command another run traces is
+ * refused, with who has it, and the run that has it is left whole.
+ */
+Test(reliability, attach_to_another_runs_process_is_refused)
+{
+	char pidtext[16];
+	const char *attach[] = { "attach", "-q", "-p", pidtext, "--unit", "fit_unit", NULL };
+	struct concurrent_run owner = { 0 };
+	struct um_result r;
+	struct watch w;
+	pid_t kids[8];
+	int n = 0;
+
+	/* the watch only learns unitmeter's pid (no signal); the command is its child */
+	watch_start(&w, 0, 1, 0, true);
+	cr_assert_eq(pthread_create(&owner.thread, NULL, long_spikes_run_told, &owner), 0);
+	for (int i = 0; i < 400 && !(*w.unitmeter > 0 && command_started(*w.unitmeter)); i++)
+		sleep_ms(5);
+	n = children_of(*w.unitmeter, kids, 8);
+	cr_assert_gt(n, 0, "the owner's command did not start");
+	snprintf(pidtext, sizeof(pidtext), "%d", kids[0]);
+	um_run(&r, true, attach);
+	cr_expect_neq(r.status, 0, "the attach was not refused: %s", r.err);
+	cr_expect_eq(own_lines_with(r.err, "is traced by another unitmeter run"), 1, "%s", r.err);
+	pthread_join(owner.thread, NULL);
+	watch_stop(&w);
+	expect_long_spikes(&owner.r);
+	um_result_free(&owner.r);
+	um_result_free(&r);
 }

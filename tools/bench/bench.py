@@ -425,7 +425,8 @@ def fixed_cost(report, quick):
     specs = ["fit_unit", "fit_b", "fit_c", "fit_d", "fit_e"]
     bt = "uprobe:%s:fit_unit {} uretprobe:%s:fit_unit {}" % (noop[0], noop[0])
     walls = {k: [] for k in ("bare", "um0", "um1", "um5", "bpftrace", "perf", "um1_tight",
-                             "um5_tight", "um1_tight_perf", "um5_tight_perf")}
+                             "um5_tight", "um1_tight_perf", "um5_tight_perf", "um1_warm",
+                             "um1_warm_tight")}
     # perf-event uprobes where the kernel makes multi-uprobe links (user/trace/uprobe_link.h)
     perf_links = dict(os.environ, UNITMETER_UPROBE_LINK="perf")
 
@@ -459,9 +460,22 @@ def fixed_cost(report, quick):
             time.sleep(2)
             for _ in range(n):
                 unitmeter(k + suffix, units, env)
+    # the node's set already up (another run holds it): a run joins, loading nothing
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+        holder = start_idle_runs(1, tmp)
+        if holder is not None:
+            for _ in range(n):
+                time.sleep(0.5)
+                unitmeter("um1_warm", specs[:1])
+            time.sleep(2)
+            for _ in range(n):
+                unitmeter("um1_warm_tight", specs[:1])
+            stop_idle_runs(holder)
     bare = statistics.median(walls["bare"])
 
     def added(k):
+        if not walls[k]:
+            return "-"
         return "%.0f ms (%.0f-%.0f)" % (1000 * (statistics.median(walls[k]) - bare),
                                         1000 * (min(walls[k]) - bare), 1000 * (max(walls[k]) - bare))
 
@@ -473,7 +487,12 @@ def fixed_cost(report, quick):
     report.append("| tool | added wall | target |")
     report.append("|---|---|---|")
     report.append("| `unitmeter run -q -o F -- noop` (no unit) | %s | - |" % added("um0"))
-    report.append("| `unitmeter run -q --unit fit_unit -o F -- noop` | %s | 100 ms |" % added("um1"))
+    report.append("| `unitmeter run -q --unit fit_unit -o F -- noop`, no other run (it loads the "
+                  "node's set, and removes it) | %s | 150 ms |" % added("um1"))
+    report.append("| the same, another run holding the node's set (this one joins) | %s | 50 ms |"
+                  % added("um1_warm"))
+    report.append("| the same, joining, %d runs back to back | %s | 50 ms |"
+                  % (n, added("um1_warm_tight")))
     report.append("| `unitmeter run -q` with 5 `--unit` specs | %s | 150 ms |" % added("um5"))
     report.append("| the same with 1 unit, %d runs back to back | %s | - |" % (n, added("um1_tight")))
     report.append("| the same with 5 specs, %d runs back to back | %s | - |" % (n, added("um5_tight")))
@@ -607,7 +626,7 @@ def own_cost(report, quick):
 
 # --- what traced runs cost the node's other processes ------------------------------------
 
-def start_idle_runs(k, tmp):
+def start_idle_runs(k, tmp, env=None):
     """k traced runs of a command that does nothing, each past its attach (the command is held
     before its exec until every probe is attached, so its first step says the run is live).
     Their stderr goes to files (a pipe nobody reads could fill)."""
@@ -618,7 +637,7 @@ def start_idle_runs(k, tmp):
             runs.append(subprocess.Popen(
                 [UNITMETER, "run", "-q", "-o", os.path.join(tmp, "idle.%d.json" % i), "--",
                  "/bin/sh", "-c", "touch %s; exec sleep 600" % ready],
-                stdout=subprocess.DEVNULL, stderr=err))
+                stdout=subprocess.DEVNULL, stderr=err, env=env))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if all(os.path.exists(os.path.join(tmp, "ready.%d" % i)) for i in range(k)):
@@ -651,29 +670,37 @@ def stop_idle_runs(runs):
 
 def neighbours(report, quick):
     """Issue #34: an untraced neighbour that switches context all the time, beside k traced runs
-    that do nothing. Each run loads its own copy of the programs, which the kernel calls on every
-    switch of the node, so the neighbour's wall time grows with k. Interleaved: each repetition
-    takes every k in turn, the runs started and ended around the neighbour."""
+    that do nothing: the runs as groups of the node's one set of programs (the default), and
+    each with a copy of its own (UNITMETER_PROGRAMS=own, as before the set), which the kernel
+    calls on every switch of the node, so the neighbour's wall time grows with k. Interleaved:
+    each repetition takes every k and both designs in turn, the runs started and ended around
+    the neighbour."""
     n = 1 if quick else 3
     counts = (0, 1, 4, 8, 16)
+    designs = (("node", None), ("own", dict(os.environ, UNITMETER_PROGRAMS="own")))
     neighbour = w("pingpong", "--rounds", 50000 if quick else 200000)
-    walls = {k: [] for k in counts}
+    walls = {(d, k): [] for d, _ in designs for k in counts}
     for _ in range(n):
         for k in counts:
-            with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
-                runs = start_idle_runs(k, tmp)
-                if runs is None:
+            for design, env in designs:
+                if k == 0 and design == "own":
+                    walls[(design, k)] = walls[("node", 0)]
                     continue
-                walls[k].append(run_none(neighbour)["wall_s"])
-                stop_idle_runs(runs)
-    base = statistics.median(walls[0]) if walls[0] else None
-    cells = []
-    for k in counts:
-        if not walls[k] or not base:
-            cells.append("-")
-            continue
-        wall = statistics.median(walls[k])
-        cells.append("%.2f s (%.2fx)" % (wall, wall / base))
+                with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+                    runs = start_idle_runs(k, tmp, env)
+                    if runs is None:
+                        continue
+                    walls[(design, k)].append(run_none(neighbour)["wall_s"])
+                    stop_idle_runs(runs)
+    base = statistics.median(walls[("node", 0)]) if walls[("node", 0)] else None
+    cells = {d: [] for d, _ in designs}
+    for design, _ in designs:
+        for k in counts:
+            if not walls[(design, k)] or not base:
+                cells[design].append("-")
+                continue
+            wall = statistics.median(walls[(design, k)])
+            cells[design].append("%.2f s (%.2fx)" % (wall, wall / base))
     report.append("## What traced runs cost their neighbours\n")
     report.append("An untraced `pingpong --rounds %d` (two threads handing a byte over pipes: "
                   "a context switch every few microseconds) beside k traced runs that do nothing "
@@ -681,7 +708,10 @@ def neighbours(report, quick):
                   "(issue #34: one tracer per node).\n" % (int(neighbour[2]), n))
     report.append("| traced runs on the node | %s |" % " | ".join(str(k) for k in counts))
     report.append("|---|" + "---|" * len(counts))
-    report.append("| the neighbour's wall, each run its own programs | %s |" % " | ".join(cells))
+    report.append("| the neighbour's wall, the runs groups of the node's one set | %s |"
+                  % " | ".join(cells["node"]))
+    report.append("| the neighbour's wall, each run its own programs (`UNITMETER_PROGRAMS=own`) | %s |"
+                  % " | ".join(cells["own"]))
     report.append("")
 
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "common/fileio.h"
 #include "trace/gpu_probes.h"
 #include "trace/kernel.h"
+#include "trace/node_programs.h"
 #include "common/log.h"
 #include "trace/slice_claims.h"
 #include "trace/spec.h"
@@ -38,6 +40,17 @@ _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_
 _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_thread_cache_bpf),
 	       "the thread-cache skeleton differs");
 
+/* The unit probes' programs, which a run of the node's set attaches by their pins' descriptors. */
+enum { UNIT_ENTER, UNIT_ENTER_MARKER, UNIT_RETURN, UNIT_PROGRAMS };
+static const char *const unit_program_names[UNIT_PROGRAMS] = { "unit_enter", "unit_enter_marker",
+								"unit_return" };
+
+/* The node-wide counters (state.bpf.h) a run of a shared set reports as their change. */
+struct node_counts {
+	__u64 map_full, scope_overflows, thread_collisions, orphan_slices, switch_in_misses;
+	__u64 handover_timeouts, switch_in_misses_exact, late_switch_ins, lock_timeouts;
+};
+
 /* A process stopped at its exec (--lookup-at-exec), waiting for tracer__service_held. */
 struct held_exec {
 	__u32 pid;
@@ -47,6 +60,20 @@ struct held_exec {
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
+	/* this run's group (struct um_group): its tag, its slot in the mapped groups map, and the
+	 * ring and timeline buckets made for it */
+	__u32 group;
+	struct um_group *groups;
+	size_t groups_bytes;
+	struct um_group *me;
+	int ring_fd, timeline_fd;
+	struct um_timeline_bucket *timeline_buckets;
+	/* the node's set of programs (node_programs.h), when this run is a group of it */
+	bool node_shared;
+	bool group_released; /* given back (group_release, once: before a detached release) */
+	struct node_programs node;
+	int unit_prog_fd[UNIT_PROGRAMS];
+	struct node_counts node_base; /* the node-wide counters when this run registered */
 	struct uprobe_link *unit_links; /* entry and return probe per target and program */
 	size_t n_unit_links, cap_unit_links;
 	bool uprobe_multi; /* the uprobes as multi-uprobe links (uprobe_link.h), else perf events */
@@ -109,6 +136,7 @@ static bool has_exec_targets(const struct tracer_config *cfg)
 static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id *program)
 {
 	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
+	struct um_exec_key key = { .program = *program, .group = t->group };
 	char exe[64], real[PATH_MAX], why[1024];
 	__u32 seen = 1;
 	ssize_t n;
@@ -118,7 +146,7 @@ static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id 
 	real[n > 0 ? n : 0] = '\0';
 	/* a second process held at the same new program: the first one's lookup covers it; one
 	 * already gone (no /proc/PID/exe) tells nothing about its program, which stays unknown */
-	if (n > 0 && bpf_map_lookup_elem(programs_fd, program, &seen) != 0) {
+	if (n > 0 && bpf_map_lookup_elem(programs_fd, &key, &seen) != 0) {
 		for (size_t i = 0; i < t->cfg->n_targets; i++) {
 			struct unit_target found = t->cfg->targets[i];
 
@@ -132,11 +160,11 @@ static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id 
 				t->found_path[found.cookie] = strdup(real);
 		}
 		seen = 1;
-		if (bpf_map_update_elem(programs_fd, program, &seen, BPF_ANY)) {
+		if (bpf_map_update_elem(programs_fd, &key, &seen, BPF_ANY)) {
 			/* full: every exec would be held again and probed again; stop holding */
 			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
 				"not searched for unit symbols", real, strerror(errno));
-			t->skel->bss->hold_at_exec = 0;
+			__atomic_store_n(&t->me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
 		}
 	}
 	if (kill(pid, SIGCONT) && errno != ESRCH)
@@ -270,11 +298,11 @@ static bool use_uprobe_multi(const struct kernel_features *k)
 	return k->uprobe_multi && !(forced && !strcmp(forced, "perf"));
 }
 
-/* Load only the programs this kernel and this run need. */
-static void choose_programs(struct tracer *t)
+/* Load only the programs this kernel and this run (node: any run of the node) need. */
+static void choose_programs(struct tracer *t, bool node)
 {
 	const struct tracer_config *cfg = t->cfg;
-	bool cookies = kernel_build_has_bpf_of_5_17(t->kernel.build), natives = false, markers = false;
+	bool cookies = kernel_build_has_bpf_of_5_17(t->kernel.build), natives = node, markers = node;
 	struct bpf_program *prog;
 
 	for (size_t i = 0; i < cfg->n_targets; i++) {
@@ -289,7 +317,7 @@ static void choose_programs(struct tracer *t)
 	/* without unit specs the uprobe programs are not even verified: a faster start */
 	bpf_program__set_autoload(t->skel->progs.unit_enter, cookies && natives);
 	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, markers);
-	bpf_program__set_autoload(t->skel->progs.unit_return, cfg->n_targets > 0);
+	bpf_program__set_autoload(t->skel->progs.unit_return, node || cfg->n_targets > 0);
 	if (!cookies)
 		for (size_t i = 0; i < cfg->n_targets; i++)
 			if (!cfg->targets[i].spec_from_arg)
@@ -307,13 +335,431 @@ static void choose_programs(struct tracer *t)
 	bpf_object__for_each_program(prog, t->skel->obj)
 		if (strncmp(bpf_program__name(prog), "gpu_", 4) == 0)
 			bpf_program__set_autoload(prog, t->gpu_library[0] != '\0');
-	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add, cfg->charge_cgroup_id != 0);
-	bpf_program__set_autoload(t->skel->progs.handle_cgroup_attach, cfg->join_cgroup_id != 0);
-	t->skel->rodata->join_cgroup_id = cfg->join_cgroup_id;
-	t->skel->rodata->join_hierarchy_id = cfg->join_hierarchy_id;
-	t->skel->rodata->charge_cgroup_id = cfg->charge_cgroup_id;
-	t->skel->rodata->tmp_dir_dev = cfg->tmp_dir_dev;
-	t->skel->rodata->tmp_dir_ino = cfg->tmp_dir_ino;
+	bpf_program__set_autoload(t->skel->progs.handle_page_cache_add,
+				  node || cfg->charge_cgroup_id != 0);
+	bpf_program__set_autoload(t->skel->progs.handle_cgroup_attach,
+				  node || cfg->join_cgroup_id != 0);
+}
+
+/* The mapped bytes of an mmapable array map of n values of size bytes each. */
+static size_t array_map_bytes(size_t size, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = ((size + 7) & ~(size_t)7) * n;
+
+	return (bytes + page - 1) / page * page;
+}
+
+/* Map the groups map (t->groups): this run's entry and, on a node's set, the others'. */
+static int group_map(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.groups);
+
+	t->groups_bytes = array_map_bytes(sizeof(struct um_group),
+					  bpf_map__max_entries(t->skel->maps.groups));
+	t->groups = mmap(NULL, t->groups_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (t->groups == MAP_FAILED) {
+		int err = -errno;
+
+		t->groups = NULL;
+		um_err("cannot map the runs' table: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* A process's start in clock ticks since boot (/proc/PID/stat's 22nd field); 0: gone. */
+static uint64_t process_start_ticks(pid_t pid)
+{
+	char path[64], *stat, *p;
+	uint64_t ticks = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	stat = um_read_text(path);
+	if (!stat)
+		return 0;
+	/* after the name, which may hold blanks and parentheses: from its last ')' on */
+	p = strrchr(stat, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		ticks = strtoull(p + 1, NULL, 10);
+	free(stat);
+	return ticks;
+}
+
+/* Whether a group's registering run is gone (killed: its slot was never given back). */
+static bool group_owner_gone(const struct um_group *g)
+{
+	return process_start_ticks((pid_t)g->owner_pid) != g->owner_start_ticks;
+}
+
+/*
+ * Make this run a group in slot: its ring and its timeline's buckets made and put at the slot,
+ * its configuration written, and its tag last (struct um_group): from then on the programs
+ * count for it.
+ */
+static int group_join(struct tracer *t, __u32 slot)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	const struct tracer_config *cfg = t->cfg;
+	size_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : 8 << 20;
+	const char *what;
+	__u32 tag, generation;
+
+	t->me = &t->groups[slot];
+	what = "make the run's ring";
+	t->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes, NULL);
+	if (t->ring_fd < 0)
+		goto fail;
+	what = "make the run's memory timeline";
+	t->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
+					sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS,
+					&mmapable);
+	if (t->timeline_fd < 0)
+		goto fail;
+	t->timeline_buckets = mmap(NULL, array_map_bytes(sizeof(struct um_timeline_bucket),
+							 UM_TIMELINE_SLOTS),
+				   PROT_READ | PROT_WRITE, MAP_SHARED, t->timeline_fd, 0);
+	if (t->timeline_buckets == MAP_FAILED) {
+		t->timeline_buckets = NULL;
+		goto fail;
+	}
+	what = "put the run's ring and timeline in place";
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.group_rings), &slot, &t->ring_fd, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(t->skel->maps.group_timelines), &slot, &t->timeline_fd,
+				BPF_ANY))
+		goto fail;
+	/* a generation more than the slot's last run: entries that run left are not this one's */
+	generation = t->me->generation + 1;
+	if (!(generation & 0xffffff))
+		generation++; /* the tag never 0: a free slot's */
+	tag = slot | (generation & 0xffffff) << 8;
+	memset(t->me, 0, sizeof(*t->me));
+	t->me->generation = generation;
+	t->me->owner_pid = (__u32)getpid();
+	t->me->owner_start_ticks = process_start_ticks(getpid());
+	t->me->tmp_dir_dev = cfg->tmp_dir_dev;
+	t->me->tmp_dir_ino = cfg->tmp_dir_ino;
+	t->me->charge_cgroup_id = cfg->charge_cgroup_id;
+	t->me->join_cgroup_id = cfg->join_cgroup_id;
+	t->me->join_hierarchy_id = cfg->join_hierarchy_id;
+	__atomic_store_n(&t->me->tag, tag, __ATOMIC_SEQ_CST);
+	t->group = tag;
+	if (cfg->join_cgroup_id)
+		__atomic_fetch_add(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
+	return 0;
+fail:
+	{
+		int err = -errno;
+
+		um_err("cannot %s: %s", what, strerror(-err));
+		return err ? err : -EINVAL;
+	}
+}
+
+/*
+ * Forget every entry a group left in the node's maps (its run ended, or was killed): its
+ * processes, threads, mms and open units, and the programs it looked up. The programs no
+ * longer count for it (its tag is gone), but its processes may still run, and would be
+ * looked up on every event.
+ */
+static void group_sweep(struct tracer *t, __u32 tag)
+{
+	int procs_fd = bpf_map__fd(t->skel->maps.procs), threads_fd = bpf_map__fd(t->skel->maps.threads);
+	int mms_fd = bpf_map__fd(t->skel->maps.mms), units_fd = bpf_map__fd(t->skel->maps.units);
+	int exec_fd = bpf_map__fd(t->skel->maps.exec_programs);
+	__u32 key32, next32, *prev32 = NULL;
+	struct um_exec_key ekey, enext, *eprev = NULL;
+	__u64 key64, next64, *prev64 = NULL;
+
+	/* each delete after the walk has passed the key: a walk restarts at a deleted key */
+	while (bpf_map_get_next_key(procs_fd, prev32, &next32) == 0) {
+		struct um_proc proc;
+
+		if (prev32 && bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
+			bpf_map_delete_elem(procs_fd, prev32);
+		key32 = next32;
+		prev32 = &key32;
+	}
+	if (prev32) {
+		struct um_proc proc;
+
+		if (bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
+			bpf_map_delete_elem(procs_fd, prev32);
+	}
+	prev32 = NULL;
+	while (bpf_map_get_next_key(threads_fd, prev32, &next32) == 0) {
+		struct um_thread th;
+
+		if (prev32 && bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
+			bpf_map_delete_elem(threads_fd, prev32);
+		key32 = next32;
+		prev32 = &key32;
+	}
+	if (prev32) {
+		struct um_thread th;
+
+		if (bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
+			bpf_map_delete_elem(threads_fd, prev32);
+	}
+	while (bpf_map_get_next_key(mms_fd, prev64, &next64) == 0) {
+		struct um_mm mm;
+
+		if (prev64 && bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
+			bpf_map_delete_elem(mms_fd, prev64);
+		key64 = next64;
+		prev64 = &key64;
+	}
+	if (prev64) {
+		struct um_mm mm;
+
+		if (bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
+			bpf_map_delete_elem(mms_fd, prev64);
+	}
+	while (bpf_map_get_next_key(exec_fd, eprev, &enext) == 0) {
+		if (eprev && eprev->group == tag)
+			bpf_map_delete_elem(exec_fd, eprev);
+		ekey = enext;
+		eprev = &ekey;
+	}
+	if (eprev && eprev->group == tag)
+		bpf_map_delete_elem(exec_fd, eprev);
+	/* open units: their slots freed (a unit's id gone, nothing more is charged to it) */
+	for (__u32 slot = 0; slot < UM_UNIT_SLOTS; slot++) {
+		struct um_unit unit;
+
+		if (bpf_map_lookup_elem(units_fd, &slot, &unit) == 0 && unit.id && unit.group == tag) {
+			unit.id = 0;
+			bpf_map_update_elem(units_fd, &slot, &unit, BPF_ANY);
+		}
+	}
+}
+
+/*
+ * Register this run as a group of the node's set, under the node's lock: the first slot free
+ * or whose run is gone (its entries swept first).
+ */
+static int group_register(struct tracer *t)
+{
+	__u32 n = bpf_map__max_entries(t->skel->maps.groups);
+	int err = group_map(t);
+
+	if (err)
+		return err;
+	for (__u32 slot = 0; slot < n; slot++) {
+		struct um_group *g = &t->groups[slot];
+		__u32 tag = __atomic_load_n(&g->tag, __ATOMIC_SEQ_CST);
+
+		if (tag && !group_owner_gone(g))
+			continue;
+		if (tag) {
+			um_info("group %u: its run (process %u) is gone; its entries are swept", slot,
+				g->owner_pid);
+			__atomic_store_n(&g->tag, 0, __ATOMIC_SEQ_CST);
+			if (g->join_cgroup_id)
+				__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
+			group_sweep(t, tag);
+		}
+		return group_join(t, slot);
+	}
+	um_err("%u runs already trace on this node, the most one set of programs serves", n);
+	return -EBUSY;
+}
+
+/*
+ * Give this run's group back (a node's set): its tag cleared, so the programs count nothing
+ * more for it, its ring and timeline taken out, its entries swept. The last run out removes the
+ * set's pins: its programs detach when no run holds them. Under the node's lock.
+ */
+static void group_release(struct tracer *t)
+{
+	__u32 slot, n, tag;
+	bool others = false;
+
+	if (!t->node_shared || !t->me || !t->groups || t->group_released)
+		return;
+	t->group_released = true;
+	if (node_programs_lock(&t->node)) {
+		um_warn("cannot take the node's programs lock: this run's group is left for the "
+			"next run to sweep");
+		return;
+	}
+	slot = UM_GROUP_SLOT(t->group);
+	/* still this run's: a run that found it gone (a copy of this process outliving it, the
+	 * detached release) may have taken the slot, which is then its own */
+	tag = t->group;
+	if (__atomic_compare_exchange_n(&t->me->tag, &tag, 0, false, __ATOMIC_SEQ_CST,
+					__ATOMIC_SEQ_CST)) {
+		if (t->cfg->join_cgroup_id)
+			__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.group_rings), &slot);
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.group_timelines), &slot);
+		/* the generation stays, for the slot's next run */
+		t->me->owner_pid = 0;
+		n = bpf_map__max_entries(t->skel->maps.groups);
+		for (__u32 i = 0; i < n && !others; i++)
+			others = i != slot && t->groups[i].tag && !group_owner_gone(&t->groups[i]);
+		/* the last run out: the set goes with its descriptors, and its registry now */
+		if (!others)
+			node_programs_forget(&t->node);
+	}
+	group_sweep(t, t->group);
+	node_programs_unlock(&t->node);
+}
+
+/*
+ * Open the build's skeleton and set it up for a load: the maps' sizes (one group, or the node's
+ * UM_MAX_GROUPS), the machine's constants, the programs this run (or any run of the node) needs.
+ */
+static int skel_prepare(struct tracer *t, bool node)
+{
+	__u32 n_groups = node ? UM_MAX_GROUPS : 1;
+	struct bpf_words words;
+	int err;
+
+	t->skel = open_build(t->kernel.build);
+	if (!t->skel) {
+		err = -errno;
+		um_err("cannot open the BPF programs: %s", bpf_words(err, &words));
+		return err;
+	}
+	bpf_map__set_max_entries(t->skel->maps.groups, n_groups);
+	bpf_map__set_max_entries(t->skel->maps.group_rings, n_groups);
+	bpf_map__set_max_entries(t->skel->maps.group_timelines, n_groups);
+	/* the smallest ring: only the arm64 baseline's fence reserves there, and discards */
+	bpf_map__set_max_entries(t->skel->maps.fence_ring, (__u32)sysconf(_SC_PAGESIZE));
+	/* the handover keys are the baseline's alone (slice_claims.h) */
+	if (t->kernel.build != KERNEL_BUILD_BASELINE)
+		bpf_map__set_max_entries(t->skel->maps.slice_claims, 1);
+	t->skel->rodata->nr_possible_cpus = libbpf_num_possible_cpus();
+	/*
+	 * Every mm and memcg counter counts pages of the kernel's size (4K, 16K or 64K on arm64):
+	 * glibc's sysconf answers with the AT_PAGESZ the kernel handed this process, never -1.
+	 */
+	t->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
+	choose_programs(t, node);
+	if (t->uprobe_multi)
+		uprobe_link_prepare(t->skel->obj);
+	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
+	if (um_verbosity >= 3) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, t->skel->obj)
+			bpf_program__set_log_level(prog, 4);
+	}
+	return 0;
+}
+
+/* Load the prepared skeleton's programs and maps, and learn what they need from the kernel. */
+static int skel_load(struct tracer *t)
+{
+	struct bpf_words words;
+	int err = unitmeter_bpf__load(t->skel);
+
+	if (err) {
+		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
+		if ((err == -EPERM || err == -EACCES) && !t->kernel.root)
+			um_err("loading the BPF programs was refused (%s): run as root, or with "
+			       "CAP_BPF and CAP_PERFMON", bpf_words(err, &words));
+		else
+			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
+			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
+			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
+			       bpf_words(err, &words));
+		return err;
+	}
+	if (t->kernel.build == KERNEL_BUILD_PER_CPU)
+		return learn_cpu_offsets(t, libbpf_num_possible_cpus());
+	return 0;
+}
+
+/* The node-wide counters as they stand (struct node_counts: what a run of a shared set
+ * reports is their change while it ran). */
+static void node_counts_read(const struct unitmeter_bpf *skel, struct node_counts *c)
+{
+	c->map_full = skel->bss->map_full;
+	c->scope_overflows = skel->bss->scope_overflows;
+	c->thread_collisions = skel->bss->thread_collisions;
+	c->orphan_slices = skel->bss->orphan_slices;
+	c->switch_in_misses = skel->bss->switch_in_misses;
+	c->handover_timeouts = skel->bss->handover_timeouts;
+	c->switch_in_misses_exact = skel->bss->switch_in_misses_exact;
+	c->late_switch_ins = skel->bss->late_switch_ins;
+	c->lock_timeouts = skel->bss->lock_timeouts;
+}
+
+/*
+ * Use the node's set of programs (node_programs.h): join the one pinned, or load, attach and pin
+ * it; then register this run's group in it. All under the node's lock. On failure the
+ * skeleton is gone and the caller loads programs of this run's own.
+ */
+static int open_node_programs(struct tracer *t)
+{
+	struct node_programs *np = &t->node;
+	bool joined = false;
+	int err;
+
+	err = skel_prepare(t, true);
+	if (err)
+		return err;
+	node_programs_name(np, t->skel, &t->kernel, t->uprobe_multi);
+	err = node_programs_lock(np);
+	if (err) {
+		um_info("cannot take the node's programs lock (%s)", strerror(-err));
+		goto fail;
+	}
+	err = node_programs_open(np, t->skel);
+	joined = !err;
+	if (err == -ENOENT) {
+		/* none, or a set gone with its last run (killed, its registry left): load it */
+		if (!access(np->registry, F_OK))
+			node_programs_forget(np);
+		unitmeter_bpf__destroy(t->skel);
+		t->skel = NULL;
+		err = skel_prepare(t, true);
+		if (!err)
+			err = skel_load(t);
+		if (!err) {
+			t->skel->bss->trust_marks = 1;
+			err = unitmeter_bpf__attach(t->skel);
+			if (err)
+				um_info("cannot attach the node's programs (%s)", strerror(-err));
+		}
+		if (!err) {
+			err = node_programs_publish(np, t->skel);
+			if (err)
+				um_info("cannot write the node's programs registry %s (%s)", np->registry,
+					strerror(-err));
+		}
+	} else if (err) {
+		um_info("cannot open the node's programs of %s (%s)", np->registry, strerror(-err));
+	}
+	for (int i = 0; !err && i < UNIT_PROGRAMS; i++) {
+		t->unit_prog_fd[i] = node_programs_prog_fd(np, unit_program_names[i]);
+		if (t->unit_prog_fd[i] < 0)
+			err = t->unit_prog_fd[i];
+	}
+	if (!err)
+		err = group_register(t);
+	if (err)
+		goto fail;
+	node_counts_read(t->skel, &t->node_base);
+	um_info("programs: the node's, %s (%s, group %u)", joined ? "joined" : "loaded for it",
+		np->registry, UM_GROUP_SLOT(t->group));
+	node_programs_unlock(np);
+	return 0;
+fail:
+	if (np->lock_fd >= 0 && !joined)
+		node_programs_forget(np);
+	node_programs_release(np);
+	for (int i = 0; i < UNIT_PROGRAMS; i++) {
+		if (t->unit_prog_fd[i] >= 0)
+			close(t->unit_prog_fd[i]);
+		t->unit_prog_fd[i] = -1;
+	}
+	unitmeter_bpf__destroy(t->skel);
+	t->skel = NULL;
+	return err ? err : -EINVAL;
 }
 
 int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_record_fn fn,
@@ -322,11 +768,14 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	struct tracer *t = calloc(1, sizeof(*t));
 	int n_cpus = libbpf_num_possible_cpus();
 	uint64_t t0 = um_monotonic_ns();
-	struct bpf_words words;
+	const char *own_why;
 	int err;
 
 	if (!t)
 		return -ENOMEM;
+	t->ring_fd = t->timeline_fd = t->node.lock_fd = -1;
+	for (int i = 0; i < UNIT_PROGRAMS; i++)
+		t->unit_prog_fd[i] = -1;
 	/* 64 KiB: on the heap, as it is handed over at the end */
 	t->timeline = calloc(1, sizeof(*t->timeline));
 	if (!t->timeline) {
@@ -345,67 +794,39 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	}
 	um_info("kernel %s: the %s build of the programs", t->kernel.release,
 		kernel_build_name(t->kernel.build));
-	t->skel = open_build(t->kernel.build);
-	if (!t->skel) {
-		err = -errno;
-		um_err("cannot open the BPF programs: %s", bpf_words(err, &words));
-		goto fail;
-	}
-	if (cfg->ring_bytes)
-		bpf_map__set_max_entries(t->skel->maps.events, cfg->ring_bytes);
-	/* the handover keys are the baseline's alone (slice_claims.h) */
-	if (t->kernel.build != KERNEL_BUILD_BASELINE)
-		bpf_map__set_max_entries(t->skel->maps.slice_claims, 1);
 	if (n_cpus < 1 || n_cpus > UM_MAX_CPUS) {
 		err = n_cpus < 0 ? n_cpus : -E2BIG;
 		um_err("cannot trace on this machine: %d possible CPUs (at most %d are supported)",
 		       n_cpus, UM_MAX_CPUS);
 		goto fail;
 	}
-	t->skel->rodata->nr_possible_cpus = n_cpus;
-	/*
-	 * Every mm and memcg counter counts pages of the kernel's size (4K, 16K or 64K on arm64):
-	 * glibc's sysconf answers with the AT_PAGESZ the kernel handed this process, never -1.
-	 */
-	t->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
 	if (!gpu_library_find(cfg->gpu_mapped_by, t->gpu_library, sizeof(t->gpu_library)))
 		um_info("no %s found: device memory is not traced, its programs are not loaded",
 			"libcuda.so.1");
-	choose_programs(t);
 	t->uprobe_multi = use_uprobe_multi(&t->kernel);
-	if (t->uprobe_multi)
-		uprobe_link_prepare(t->skel->obj);
 	um_info("uprobes: %s", t->uprobe_multi ? "multi-uprobe links" :
 		t->kernel.uprobe_multi ? "perf events (UNITMETER_UPROBE_LINK=perf)" :
 		"perf events (this kernel makes no multi-uprobe link)");
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
-	/* -vvv: the verifier's statistics of every program (its time, the states it walked) */
-	if (um_verbosity >= 3) {
-		struct bpf_program *prog;
-
-		bpf_object__for_each_program(prog, t->skel->obj)
-			bpf_program__set_log_level(prog, 4);
+	own_why = cfg->own_programs ? "a trial of this run's own" :
+				      node_programs_refusal(&t->kernel, t->gpu_library[0] != '\0');
+	if (!own_why) {
+		t->node_shared = open_node_programs(t) == 0;
+		if (!t->node_shared)
+			own_why = "the node's could not be used (the line above says why)";
 	}
-	err = unitmeter_bpf__load(t->skel);
-	if (err) {
-		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
-		if ((err == -EPERM || err == -EACCES) && !t->kernel.root)
-			um_err("loading the BPF programs was refused (%s): run as root, or with "
-			       "CAP_BPF and CAP_PERFMON", bpf_words(err, &words));
-		else
-			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
-			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
-			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
-			       bpf_words(err, &words));
-		goto fail;
-	}
-	if (t->kernel.build == KERNEL_BUILD_PER_CPU) {
-		err = learn_cpu_offsets(t, n_cpus);
+	if (!t->node_shared) {
+		um_info("programs: this run's own (%s)", own_why);
+		err = skel_prepare(t, false);
+		if (!err)
+			err = skel_load(t);
+		if (!err)
+			err = group_map(t) ?: group_join(t, 0);
 		if (err)
 			goto fail;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	t->rb = ring_buffer__new(t->ring_fd, on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
 		um_err("cannot set up the ring buffer: %s", strerror(-err));
@@ -486,7 +907,7 @@ static int track_threads(struct tracer *t, pid_t pid, struct um_proc *proc, bool
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		struct um_thread th = { .tgid = pid };
+		struct um_thread th = { .tgid = pid, .group = t->group };
 		__u32 tid = strtoul(de->d_name, NULL, 10);
 
 		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
@@ -528,15 +949,67 @@ static int rss_from_proc(pid_t pid, struct um_proc *proc)
 	return 0;
 }
 
+/* Add bytes to a figure the programs update at the same time (a mapped map: shared memory). */
+static void figure_add(__s64 *figure, __s64 bytes)
+{
+	__atomic_fetch_add(figure, bytes, __ATOMIC_RELAXED);
+}
+
+static void figure_raise(__u64 *peak, __u64 value)
+{
+	__u64 seen = __atomic_load_n(peak, __ATOMIC_RELAXED);
+
+	while (value > seen &&
+	       !__atomic_compare_exchange_n(peak, &seen, value, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* The run whose group tracks pid: 0 none, else its tag. */
+static __u32 tracking_group(const struct tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+	struct um_proc proc;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc) ? 0 : proc.group;
+}
+
+bool tracer__tracked(const struct tracer *t, pid_t pid)
+{
+	return tracking_group(t, pid) == t->group;
+}
+
+/*
+ * A process is one run's: another live run of the node's set that tracks it keeps it. Its
+ * group, or NULL (none, this run, or a run that is gone, whose process this run may take).
+ */
+static const struct um_group *other_owner(const struct tracer *t, pid_t pid)
+{
+	__u32 group = tracking_group(t, pid);
+	const struct um_group *g;
+
+	if (!group || group == t->group || !t->groups)
+		return NULL;
+	g = &t->groups[UM_GROUP_SLOT(group)];
+	return g->tag == group && !group_owner_gone(g) ? g : NULL;
+}
+
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 {
-	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
+	struct um_proc proc = { .ppid = ppid, .group = t->group, .start_ns = um_monotonic_ns() };
+	/* the run's own child is its own; an attach target may be another run's */
+	const struct um_group *other = from_exec ? NULL : other_owner(t, pid);
 	__u32 key = pid;
 	int err;
 
+	if (other) {
+		um_err("process %d is traced by another unitmeter run (process %u): a process is "
+		       "measured by one run at a time", pid, other->owner_pid);
+		return -EBUSY;
+	}
 	if (from_exec) {
 		/* the held child is single-threaded until it execs */
-		struct um_thread th = { .tgid = pid };
+		struct um_thread th = { .tgid = pid, .group = t->group };
 
 		proc.flags = UM_PROC_AWAIT_EXEC;
 		proc.live_threads = proc.active_threads = proc.threads_seen = 1;
@@ -553,9 +1026,9 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 			return err;
 		rss = proc.peak_rss_bytes;
 		/* the process's mm is learned on its next RSS change; until then /proc stands in */
-		t->skel->bss->group_rss_bytes += rss;
-		if (rss > t->skel->bss->group_peak_rss_bytes)
-			t->skel->bss->group_peak_rss_bytes = rss;
+		figure_add(&t->me->rss_bytes, (__s64)rss);
+		figure_raise(&t->me->peak_rss_bytes, (__u64)__atomic_load_n(&t->me->rss_bytes,
+									   __ATOMIC_RELAXED));
 		err = track_threads(t, pid, &proc, false);
 	}
 	if (!err && bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_ANY))
@@ -565,40 +1038,17 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 	return err;
 }
 
-bool tracer__tracked(const struct tracer *t, pid_t pid)
-{
-	__u32 key = pid;
-	struct um_proc proc;
-
-	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc) == 0;
-}
-
-/* Add bytes to a .bss figure the programs update at the same time (the map is shared memory). */
-static void bss_add(__s64 *figure, __s64 bytes)
-{
-	__atomic_fetch_add(figure, bytes, __ATOMIC_RELAXED);
-}
-
-static void bss_raise(__u64 *peak, __u64 value)
-{
-	__u64 seen = __atomic_load_n(peak, __ATOMIC_RELAXED);
-
-	while (value > seen &&
-	       !__atomic_compare_exchange_n(peak, &seen, value, false, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
-
 int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 {
-	struct um_proc proc = { .ppid = ppid, .start_ns = um_monotonic_ns() };
+	struct um_proc proc = { .ppid = ppid, .group = t->group, .start_ns = um_monotonic_ns() };
 	struct um_proc_start rec = { .type = UM_REC_PROC_START, .pid = pid, .ppid = ppid };
 	char path[64], *comm;
 	__u32 key = pid;
 	uint64_t rss;
 	int err;
 
-	if (tracer__tracked(t, pid))
+	/* this run's already, or another live run's (which keeps it) */
+	if (tracer__tracked(t, pid) || other_owner(t, pid))
 		return 0;
 	err = rss_from_proc(pid, &proc);
 	if (err < 0)
@@ -611,9 +1061,8 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_NOEXIST))
 		return errno == EEXIST ? 0 : -errno;
 	/* as tracer__track: /proc stands in for the mm until its next RSS change */
-	bss_add(&t->skel->bss->group_rss_bytes, (__s64)rss);
-	bss_raise(&t->skel->bss->group_peak_rss_bytes,
-		  (__u64)__atomic_load_n(&t->skel->bss->group_rss_bytes, __ATOMIC_RELAXED));
+	figure_add(&t->me->rss_bytes, (__s64)rss);
+	figure_raise(&t->me->peak_rss_bytes, (__u64)__atomic_load_n(&t->me->rss_bytes, __ATOMIC_RELAXED));
 	rec.ts_ns = proc.start_ns;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	comm = um_read_text(path);
@@ -716,8 +1165,9 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		entry = t->skel->progs.unit_enter;
 	else
 		entry = spec_entry_program(t, target->cookie);
-	if (!target->spec_from_arg && kernel_build_has_bpf_of_5_17(t->kernel.build))
-		cookie = target->cookie;
+	/* with cookies, the run's group in the high half (um_probe_group) */
+	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
+		cookie = (uint64_t)t->group << 32 | (target->spec_from_arg ? 0 : target->cookie);
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
 	if (!links)
@@ -737,10 +1187,18 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		bool by_offset = target->offset && !(end && target->end_symbol);
 
 		/* every process: the BPF side filters */
-		err = uprobe_link_attach(&t->unit_links[t->n_unit_links],
-					 end ? t->skel->progs.unit_return : entry, path, symbol,
-					 by_offset ? target->offset : 0, end && !target->end_symbol,
-					 cookie, t->uprobe_multi);
+		if (t->node_shared)
+			err = uprobe_link_attach_fd(
+				&t->unit_links[t->n_unit_links],
+				t->unit_prog_fd[end ? UNIT_RETURN :
+					       target->spec_from_arg ? UNIT_ENTER_MARKER : UNIT_ENTER],
+				path, symbol, by_offset ? target->offset : 0,
+				end && !target->end_symbol, cookie, t->uprobe_multi);
+		else
+			err = uprobe_link_attach(&t->unit_links[t->n_unit_links],
+						 end ? t->skel->progs.unit_return : entry, path, symbol,
+						 by_offset ? target->offset : 0,
+						 end && !target->end_symbol, cookie, t->uprobe_multi);
 		if (err) {
 			struct bpf_words words;
 
@@ -778,17 +1236,19 @@ int tracer__attach(struct tracer *t)
 	int err;
 
 	/* no pidfd_open (an old kernel, or valgrind, which does not know the call): every event
-	 * takes the long way, exact but slower */
-	t->skel->bss->trust_marks = !t->marks_failed;
-	t->skel->bss->hold_at_exec = has_exec_targets(t->cfg);
+	 * takes the long way, exact but slower (for every run of a node's set: its flag is one) */
+	if (!t->node_shared || t->marks_failed)
+		t->skel->bss->trust_marks = !t->marks_failed;
+	__atomic_store_n(&t->me->hold_at_exec, has_exec_targets(t->cfg), __ATOMIC_SEQ_CST);
 	if (t->marks_failed)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
 	/* the timeline's origin: nothing is traced before the attach */
 	memory_timeline__init(t->timeline, t0);
-	t->skel->bss->timeline_start_ns = t0;
+	__atomic_store_n(&t->me->timeline_start_ns, t0, __ATOMIC_SEQ_CST);
 	t->timeline_drained_ns = t0;
-	err = unitmeter_bpf__attach(t->skel);
+	/* a node's set is attached since it was loaded */
+	err = t->node_shared ? 0 : unitmeter_bpf__attach(t->skel);
 
 	if (err) {
 		um_err("cannot attach the BPF programs: %s", bpf_words(err, &words));
@@ -825,10 +1285,10 @@ static void timeline_drain(struct tracer *t, bool all)
 {
 	uint64_t now = um_monotonic_ns();
 
-	if (!t->timeline || !t->skel->bss->timeline_start_ns ||
+	if (!t->timeline || !t->me || !t->me->timeline_start_ns ||
 	    (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
 		return;
-	memory_timeline__drain(t->timeline, t->skel->bss->timeline, now, all);
+	memory_timeline__drain(t->timeline, t->timeline_buckets, now, all);
 	t->timeline_drained_ns = now;
 }
 
@@ -873,9 +1333,9 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 /* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
 static void stop_holding(struct tracer *t)
 {
-	if (!t || !t->skel)
+	if (!t || !t->skel || !t->me)
 		return;
-	t->skel->bss->hold_at_exec = 0;
+	__atomic_store_n(&t->me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
 	/* every process held so far has its record in the ring: read them all, continuing each
 	 * batch's held processes before the next batch is read */
 	while (t->rb && ring_buffer__consume(t->rb) > 0)
@@ -884,27 +1344,54 @@ static void stop_holding(struct tracer *t)
 }
 
 /* Each loaded program's skipped runs, as the kernel counts them (struct tracer_prog_misses). */
+/* One program's skipped runs, by its descriptor, named name (NULL: the kernel's name). */
+static void prog_misses_of(int fd, const char *name, struct tracer_counters *c)
+{
+	struct tracer_prog_misses *m = &c->progs[c->n_progs];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	bool read;
+
+	if (fd < 0 || c->n_progs >= TRACER_MAX_PROGS)
+		return;
+	read = bpf_obj_get_info_by_fd(fd, &info, &len) == 0;
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : read ? info.name : "?");
+	/* a kernel older than the field fills less of the struct than it ends at */
+	m->known = read && len >= offsetof(struct bpf_prog_info, recursion_misses) +
+					  sizeof(info.recursion_misses);
+	m->recursion_misses = m->known ? info.recursion_misses : 0;
+	c->n_progs++;
+}
+
+/*
+ * Each loaded program's skipped runs, as the kernel counts them (struct tracer_prog_misses). A
+ * node's set: its programs, found through the links this run holds, named as the kernel keeps
+ * them (16 bytes), counted since the set was loaded.
+ */
 static void read_prog_misses(struct tracer *t, struct tracer_counters *c)
 {
 	struct bpf_program *prog;
 
 	c->n_progs = 0;
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct tracer_prog_misses *m = &c->progs[c->n_progs];
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || c->n_progs >= TRACER_MAX_PROGS)
-			continue;
-		snprintf(m->name, sizeof(m->name), "%s", bpf_program__name(prog));
-		/* a kernel older than the field fills less of the struct than it ends at */
-		m->known = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-			   len >= offsetof(struct bpf_prog_info, recursion_misses) +
-					  sizeof(info.recursion_misses);
-		m->recursion_misses = m->known ? info.recursion_misses : 0;
-		c->n_progs++;
+	if (!t->node_shared) {
+		bpf_object__for_each_program(prog, t->skel->obj)
+			prog_misses_of(bpf_program__fd(prog), bpf_program__name(prog), c);
+		return;
 	}
+	for (size_t i = 0; i < t->node.n_links; i++) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (bpf_obj_get_info_by_fd(t->node.link_fds[i], &info, &len))
+			continue;
+		fd = bpf_prog_get_fd_by_id(info.prog_id);
+		prog_misses_of(fd, NULL, c);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (int i = 0; i < UNIT_PROGRAMS; i++)
+		prog_misses_of(t->unit_prog_fd[i], unit_program_names[i], c);
 }
 
 /* What thread tid of the machine is: its process and name, from /proc while it lives. */
@@ -937,17 +1424,23 @@ static void describe_thread(struct tracer_unseen_after *u)
 
 static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
-	c->group_peak_rss_bytes = t->skel->bss->group_peak_rss_bytes;
-	c->group_rss_bytes = t->skel->bss->group_rss_bytes;
-	c->lost_records = t->skel->bss->lost_records;
-	c->map_full = t->skel->bss->map_full;
-	c->scope_overflows = t->skel->bss->scope_overflows;
-	c->thread_collisions = t->skel->bss->thread_collisions;
-	c->orphan_slices = t->skel->bss->orphan_slices;
-	c->switch_in_misses = t->skel->bss->switch_in_misses;
-	c->handover_timeouts = t->skel->bss->handover_timeouts;
-	c->switch_in_misses_exact = t->skel->bss->switch_in_misses_exact;
-	c->late_switch_ins = t->skel->bss->late_switch_ins;
+	struct node_counts now;
+
+	c->group_peak_rss_bytes = t->me->peak_rss_bytes;
+	c->group_rss_bytes = t->me->rss_bytes;
+	c->lost_records = t->me->lost_records;
+	/* the node's counters: their change since this run registered (0 before, when its own) */
+	node_counts_read(t->skel, &now);
+	c->map_full = now.map_full - t->node_base.map_full;
+	c->scope_overflows = now.scope_overflows - t->node_base.scope_overflows;
+	c->thread_collisions = now.thread_collisions - t->node_base.thread_collisions;
+	c->orphan_slices = now.orphan_slices - t->node_base.orphan_slices;
+	c->switch_in_misses = now.switch_in_misses - t->node_base.switch_in_misses;
+	c->handover_timeouts = now.handover_timeouts - t->node_base.handover_timeouts;
+	c->switch_in_misses_exact = now.switch_in_misses_exact - t->node_base.switch_in_misses_exact;
+	c->late_switch_ins = now.late_switch_ins - t->node_base.late_switch_ins;
+	c->lock_timeouts = now.lock_timeouts - t->node_base.lock_timeouts;
+	c->programs_shared = t->node_shared;
 	for (int i = 0; i < UM_UNSEEN_SLOTS; i++) {
 		c->unseen_after[i].tid = t->skel->bss->unseen_after_tid[i];
 		c->unseen_after[i].count = t->skel->bss->unseen_after_count[i];
@@ -955,12 +1448,11 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 			describe_thread(&c->unseen_after[i]);
 	}
 	read_prog_misses(t, c);
-	c->lock_timeouts = t->skel->bss->lock_timeouts;
-	c->charge_known = t->skel->bss->charge_memcg != 0;
-	c->group_peak_charge_bytes = t->skel->bss->group_peak_charge_bytes;
-	c->charge_watermark_start_bytes = t->skel->bss->charge_watermark_start_bytes;
-	c->charge_watermark_last_bytes = t->skel->bss->charge_watermark_last_bytes;
-	c->charge_unwatched = t->skel->bss->charge_unwatched;
+	c->charge_known = t->me->charge_memcg != 0;
+	c->group_peak_charge_bytes = t->me->peak_charge_bytes;
+	c->charge_watermark_start_bytes = t->me->charge_watermark_start_bytes;
+	c->charge_watermark_last_bytes = t->me->charge_watermark_last_bytes;
+	c->charge_unwatched = t->me->charge_unwatched;
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 	c->uprobe_links = t->uprobe_multi ? "multi" : "perf";
@@ -971,6 +1463,11 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 struct unitmeter_bpf *tracer__skel(struct tracer *t)
 {
 	return t->skel;
+}
+
+const struct um_group *tracer__group(const struct tracer *t)
+{
+	return t->me;
 }
 
 const struct kernel_features *tracer__kernel(const struct tracer *t)
@@ -996,6 +1493,9 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 
 		key = next;
 		prev = &key;
+		/* another run's (a node's set) */
+		if (bpf_map_lookup_elem(procs_fd, &key, &proc) || proc.group != t->group)
+			continue;
 		/*
 		 * Pages CPUs still hold for its threads, taken out before the process is read: a
 		 * switch-out charges them to the process, so read after, they could count twice or,
@@ -1023,8 +1523,7 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 		live.peak_rss_bytes = proc.peak_rss_bytes;
 		live.page_alloc_bytes += proc.page_alloc_bytes;
 		live.output_bytes = proc.output_bytes;
-		live.tmp_output_bytes = t->skel->rodata->tmp_dir_ino ? proc.tmp_output_bytes
-								     : UM_TMP_UNKNOWN;
+		live.tmp_output_bytes = t->cfg->tmp_dir_ino ? proc.tmp_output_bytes : UM_TMP_UNKNOWN;
 		live.threads = proc.threads_seen;
 		if (proc.mm && bpf_map_lookup_elem(mms_fd, &proc.mm, &mm) == 0 &&
 		    mm.peak_rss_bytes > live.peak_rss_bytes)
@@ -1060,7 +1559,7 @@ void tracer__end(struct tracer *t, struct trace_end *end)
 	end->stop_ns = um_monotonic_ns();
 	timeline_drain(t, true);
 	if (t->timeline)
-		t->timeline->overruns = t->skel->bss->timeline_overruns;
+		t->timeline->overruns = t->me->timeline_overruns;
 	end->timeline = t->timeline;
 	t->timeline = NULL;
 	memcpy(end->found_path, t->found_path, sizeof(end->found_path));
@@ -1088,7 +1587,7 @@ static int ignore_record(void *ctx, void *data, size_t size)
 
 int tracer_check(FILE *out)
 {
-	struct tracer_config cfg = { 0 };
+	struct tracer_config cfg = { .own_programs = true };
 	struct kernel_features k;
 	struct tracer *t = NULL;
 	const char *how;
@@ -1168,6 +1667,21 @@ static void tracer_release(struct tracer *t)
 {
 	ring_buffer__free(t->rb);
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
+	/* after this run's probes are gone: none of them can count for the group any more */
+	group_release(t);
+	node_programs_release(&t->node);
+	for (int i = 0; i < UNIT_PROGRAMS; i++)
+		if (t->unit_prog_fd[i] >= 0)
+			close(t->unit_prog_fd[i]);
+	if (t->timeline_buckets)
+		munmap(t->timeline_buckets,
+		       array_map_bytes(sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS));
+	if (t->groups)
+		munmap(t->groups, t->groups_bytes);
+	if (t->ring_fd >= 0)
+		close(t->ring_fd);
+	if (t->timeline_fd >= 0)
+		close(t->timeline_fd);
 	free(t->unit_links);
 	free(t->held);
 	free(t->joined);
@@ -1186,6 +1700,9 @@ void tracer__destroy_detached(struct tracer *t)
 
 	if (!t)
 		return;
+	/* the group back at once, by this process, which owns it: the slot is free for the next
+	 * run when this one exits, not once the kernel has released the programs */
+	group_release(t);
 	/* the child waits on the gate's read end; this process's exit closes the write end */
 	if (pipe(gate)) {
 		tracer__destroy(t);

@@ -46,6 +46,8 @@ struct tracer_config {
 	/* attach: the process whose mapped libcuda.so.1 is probed; 0 (run): the one the loader
 	 * would find for a command started now */
 	pid_t gpu_mapped_by;
+	/* load programs of this run's own, never the node's (check's trial) */
+	bool own_programs;
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
@@ -65,6 +67,11 @@ struct tracer_prog_misses {
 #define TRACER_MAX_PROGS 96
 
 struct tracer_counters {
+	/*
+	 * The programs were the node's (node_programs.h): the counters from map_full to
+	 * lock_timeouts are then the node's, their change while this run traced.
+	 */
+	bool programs_shared;
 	uint64_t group_peak_rss_bytes;
 	int64_t group_rss_bytes;
 	uint64_t lost_records;
@@ -188,6 +195,8 @@ void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes);
  */
 struct unitmeter_bpf;
 struct unitmeter_bpf *tracer__skel(struct tracer *t);
+/* This run's group as the programs keep it (struct um_group): its figures, live. */
+const struct um_group *tracer__group(const struct tracer *t);
 /* What the kernel offers and the build loaded (see kernel.h). */
 const struct kernel_features *tracer__kernel(const struct tracer *t);
 

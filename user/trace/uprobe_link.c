@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <bpf/libbpf_version.h>
@@ -127,7 +130,7 @@ int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, 
 	int err;
 
 	out->link = NULL;
-	out->fd = -1;
+	out->fd = out->perf_fd = -1;
 	if (!multi) {
 		opts.func_name = offset ? NULL : symbol;
 		out->link = bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
@@ -145,11 +148,92 @@ int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, 
 	return 0;
 }
 
+/* The uprobe PMU's type, and the bit of its config that makes a return probe; -errno. */
+static int uprobe_pmu(int *retprobe_bit)
+{
+	char text[64];
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	int type = -1;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -EINVAL;
+	fclose(f);
+	*retprobe_bit = 0;
+	f = fopen("/sys/bus/event_source/devices/uprobe/format/retprobe", "re");
+	if (f) {
+		/* "config:0" */
+		if (fgets(text, sizeof(text), f) && !strncmp(text, "config:", 7))
+			*retprobe_bit = atoi(text + 7);
+		fclose(f);
+	}
+	return type;
+}
+
+/*
+ * A uprobe perf event for every process at path's offset, its program linked with cookie
+ * (BPF_LINK_CREATE of BPF_PERF_EVENT, 5.15): as libbpf attaches one, from a program's
+ * descriptor (the node's programs, which this run did not load).
+ */
+static int perf_link_create(struct uprobe_link *out, int prog_fd, const char *path,
+			    uint64_t offset, bool retprobe, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event.bpf_cookie = cookie);
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	int bit = 0, type = uprobe_pmu(&bit), fd;
+
+	if (type < 0)
+		return type;
+	attr.type = (uint32_t)type;
+	attr.config = retprobe ? 1ULL << bit : 0;
+	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
+	attr.config2 = offset;                    /* probe_offset */
+	/* every process: cpu 0 with pid -1, as libbpf asks */
+	out->perf_fd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (out->perf_fd < 0)
+		return -errno;
+	fd = bpf_link_create(prog_fd, out->perf_fd, BPF_PERF_EVENT, &opts);
+	if (fd < 0) {
+		int err = -errno;
+
+		close(out->perf_fd);
+		out->perf_fd = -1;
+		return err;
+	}
+	out->fd = fd;
+	return 0;
+}
+
+int uprobe_link_attach_fd(struct uprobe_link *out, int prog_fd, const char *path,
+			  const char *symbol, uint64_t offset, bool retprobe, uint64_t cookie,
+			  bool multi)
+{
+	int err;
+
+	out->link = NULL;
+	out->fd = out->perf_fd = -1;
+	if (!offset) {
+		err = uprobe_link_offset(path, symbol, true, &offset);
+		if (err)
+			return err;
+	}
+	if (!multi)
+		return perf_link_create(out, prog_fd, path, offset, retprobe, cookie);
+	err = multi_link_create(prog_fd, path, offset, retprobe, cookie);
+	if (err < 0)
+		return err;
+	out->fd = err;
+	return 0;
+}
+
 void uprobe_link_destroy(struct uprobe_link *link)
 {
 	bpf_link__destroy(link->link);
 	if (link->fd >= 0)
 		close(link->fd);
+	if (link->perf_fd >= 0)
+		close(link->perf_fd);
 	link->link = NULL;
-	link->fd = -1;
+	link->fd = link->perf_fd = -1;
 }

@@ -23,7 +23,8 @@ struct bpf_program;
 
 struct uprobe_link {
 	struct bpf_link *link; /* libbpf's, or NULL */
-	int fd;                /* a multi-uprobe link made without libbpf; -1 when none */
+	int fd;                /* a link made without libbpf; -1 when none */
+	int perf_fd;           /* the perf event of such a link, made without libbpf; -1 */
 };
 
 /* Whether the kernel makes multi-uprobe links: the probe libbpf uses (a link on "/" is refused
@@ -43,6 +44,14 @@ void uprobe_link_prepare(struct bpf_object *obj);
 int uprobe_link_attach(struct uprobe_link *out, const struct bpf_program *prog, const char *path,
 		       const char *symbol, uint64_t offset, bool retprobe, uint64_t cookie,
 		       bool multi);
+
+/*
+ * The same from a program's descriptor (a program of the node's set, not loaded by this run),
+ * where the kernel has attach cookies (5.15): the perf event is made here, not by libbpf.
+ */
+int uprobe_link_attach_fd(struct uprobe_link *out, int prog_fd, const char *path,
+			  const char *symbol, uint64_t offset, bool retprobe, uint64_t cookie,
+			  bool multi);
 
 /*
  * Where symbol is in path, into *offset, when multi links need it (0 left for perf events:
