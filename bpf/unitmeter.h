@@ -391,8 +391,11 @@ struct um_group {
 	__u64 charge_unwatched;
 	__u64 charge_watchers[UM_CHARGE_WATCHERS];
 	__u32 charge_watchers_used;
-	__u32 generation; /* the slot's runs so far (the tag's high bits; user space only) */
-	__u32 pad[10];
+	/* user space only: the slot's runs so far (the tag's high bits), and when the last one
+	 * gave it back (CLOCK_MONOTONIC ns; 0: never) */
+	__u32 generation;
+	__u64 released_ns;
+	__u32 pad[8];
 };
 _Static_assert(sizeof(struct um_group) % 64 == 0, "um_group: whole cache lines");
 

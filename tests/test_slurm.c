@@ -690,8 +690,20 @@ static json_t *unit_at(json_t *list, int index)
  * carries its limits, says the same end (its exit, and the memory cgroup's OOM kills), and holds
  * every unit its stream holds, none lost; the fits before the kill complete, each its UNIT_MIB.
  */
+/* A manifest's traced span, in seconds since the epoch: run.started_at and run.wall_s. */
+static void traced_span(const json_t *run, double *from, double *to)
+{
+	const char *at = json_string_value(jget(run, "started_at"));
+	struct tm tm = { 0 };
+	const char *rest = at ? strptime(at, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+
+	cr_assert_not_null(rest, "run.started_at: %s", at ? at : "none");
+	*from = (double)timegm(&tm) + (*rest == '.' ? strtod(rest, NULL) : 0);
+	*to = *from + jnum(run, "wall_s");
+}
+
 static void check_limits_task(const char *out_dir, const char *states, const char *array_id,
-			      int task, double enforced)
+			      int task, double enforced, double span[2])
 {
 	const char *line = array_task_line(states, task);
 	char state[64], job[32], base[256], path[300];
@@ -718,6 +730,10 @@ static void check_limits_task(const char *out_dir, const char *states, const cha
 		     jnum(jget(run, "limits"), "memory_limit_bytes"), enforced);
 	cr_expect_eq(jnum(jget(run, "limits"), "cpus"), 1, "task %d", task);
 	cr_expect_eq(jnum(run, "lost_events"), 0, "task %d", task);
+	/* the plugin's tracer: a group of the node's one set of programs (issue #34) */
+	cr_expect_str_eq(json_string_value(jget(jget(run, "tracing"), "programs")), "node",
+			 "task %d", task);
+	traced_span(run, &span[0], &span[1]);
 	/* the charge, read from the task's memory cgroup: at least a fit's pages, at most the limit
 	 * the kernel holds it to; the OOM-killed task reached the limit, and its victim, once
 	 * chosen, may charge past it while it exits (try_charge lets a dying task force a charge) */
@@ -851,9 +867,17 @@ static void read_limits_array_back(const char *dir, const char *id)
 static void finish_limits_array(const char *out_dir, const char *id, double enforced)
 {
 	char dir[200], *states = wait_job_for(id, LIMITS_TASKS, LIMITS_WAIT_S);
+	double spans[LIMITS_TASKS][2] = { { 0 } };
+	int beside = 0;
 
 	for (int task = 0; task < LIMITS_TASKS; task++)
-		check_limits_task(out_dir, states, id, task, enforced);
+		check_limits_task(out_dir, states, id, task, enforced, spans[task]);
+	/* tasks traced at the same time on the node (two cores, a CPU each), each figure above its
+	 * own task's: the time-limited task's minute overlaps the others' */
+	for (int a = 0; a < LIMITS_TASKS; a++)
+		for (int b = a + 1; b < LIMITS_TASKS; b++)
+			beside += spans[a][0] < spans[b][1] && spans[b][0] < spans[a][1];
+	cr_expect_gt(beside, 0, "no two of the %d tasks were traced at the same time", LIMITS_TASKS);
 	snprintf(dir, sizeof(dir), "%s/limits-um", out_dir);
 	read_limits_array_back(dir, id);
 	keep_limits_array(dir);
@@ -1229,6 +1253,9 @@ Test(slurm, traced_array_oom_job_python_job_pool_array_a_tracer_that_fails_limit
 		}
 		manifest_json = json_load_file(manifest, 0, NULL);
 		cr_assert_not_null(manifest_json, "%s is not JSON", manifest);
+		cr_expect_str_eq(json_string_value(jget(jget(jget(manifest_json, "run"), "tracing"),
+						       "programs")),
+				 "node", "%s: the tasks' tracers share the node's programs", manifest);
 		/* the traced group (batch shell and demo) stayed under the task's --mem */
 		cr_expect_leq(jnum(jget(manifest_json, "run"), "peak_rss_bytes"), mem_limit);
 		check_task_limits(manifest_json, array_task_line(states, task), task, time_req,

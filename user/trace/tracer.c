@@ -367,6 +367,13 @@ static int group_map(struct tracer *t)
 	return 0;
 }
 
+/*
+ * A slot given back is taken again only this long after: a program that read its run's tag just
+ * before has long ended (tracing programs run without sleeping, microseconds), so nothing more
+ * is written for that run into the ring and buckets the next run of the slot takes over.
+ */
+#define SLOT_QUIET_NS (100 * 1000 * 1000ULL)
+
 /* A process's start in clock ticks since boot (/proc/PID/stat's 22nd field); 0: gone. */
 static uint64_t process_start_ticks(pid_t pid)
 {
@@ -393,42 +400,86 @@ static bool group_owner_gone(const struct um_group *g)
 	return process_start_ticks((pid_t)g->owner_pid) != g->owner_start_ticks;
 }
 
+static int discard_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
 /*
- * Make this run a group in slot: its ring and its timeline's buckets made and put at the slot,
- * its configuration written, and its tag last (struct um_group): from then on the programs
- * count for it.
+ * The inner map a slot of outer holds (a ring, a timeline), opened, if it has the size this run
+ * wants; -1 when none. A run's ring and timeline stay in their slot after it (nothing removed):
+ * putting a map into an array of maps waits for an RCU grace period (15-20 ms here), which
+ * the next run of the slot need not pay.
+ */
+static int slot_map_open(int outer_fd, __u32 slot, __u32 max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 id = 0, len = sizeof(info);
+	int fd;
+
+	if (bpf_map_lookup_elem(outer_fd, &slot, &id) || !id)
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries != max_entries)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * Make this run a group in slot: its ring and its timeline's buckets, found in the slot or made
+ * and put there, emptied of what an earlier run left; its configuration written, and its tag
+ * last (struct um_group): from then on the programs count for it.
  */
 static int group_join(struct tracer *t, __u32 slot)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	const struct tracer_config *cfg = t->cfg;
+	int rings_fd = bpf_map__fd(t->skel->maps.group_rings);
+	int timelines_fd = bpf_map__fd(t->skel->maps.group_timelines);
 	size_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : 8 << 20;
+	size_t timeline_bytes = array_map_bytes(sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS);
 	const char *what;
 	__u32 tag, generation;
 
 	t->me = &t->groups[slot];
 	what = "make the run's ring";
-	t->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes, NULL);
-	if (t->ring_fd < 0)
-		goto fail;
+	t->ring_fd = slot_map_open(rings_fd, slot, (__u32)ring_bytes);
+	if (t->ring_fd >= 0) {
+		/* records an earlier run of the slot left unread: not this run's */
+		struct ring_buffer *rb = ring_buffer__new(t->ring_fd, discard_record, NULL, NULL);
+
+		if (rb)
+			ring_buffer__consume(rb);
+		ring_buffer__free(rb);
+	} else {
+		t->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes,
+					    NULL);
+		if (t->ring_fd < 0 || bpf_map_update_elem(rings_fd, &slot, &t->ring_fd, BPF_ANY))
+			goto fail;
+	}
 	what = "make the run's memory timeline";
-	t->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
-					sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS,
-					&mmapable);
-	if (t->timeline_fd < 0)
-		goto fail;
-	t->timeline_buckets = mmap(NULL, array_map_bytes(sizeof(struct um_timeline_bucket),
-							 UM_TIMELINE_SLOTS),
-				   PROT_READ | PROT_WRITE, MAP_SHARED, t->timeline_fd, 0);
+	t->timeline_fd = slot_map_open(timelines_fd, slot, UM_TIMELINE_SLOTS);
+	if (t->timeline_fd < 0) {
+		t->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
+						sizeof(struct um_timeline_bucket),
+						UM_TIMELINE_SLOTS, &mmapable);
+		if (t->timeline_fd < 0 ||
+		    bpf_map_update_elem(timelines_fd, &slot, &t->timeline_fd, BPF_ANY))
+			goto fail;
+	}
+	t->timeline_buckets = mmap(NULL, timeline_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   t->timeline_fd, 0);
 	if (t->timeline_buckets == MAP_FAILED) {
 		t->timeline_buckets = NULL;
 		goto fail;
 	}
-	what = "put the run's ring and timeline in place";
-	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.group_rings), &slot, &t->ring_fd, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(t->skel->maps.group_timelines), &slot, &t->timeline_fd,
-				BPF_ANY))
-		goto fail;
+	/* an earlier run's buckets: the programs write none for this slot until the tag is set */
+	memset(t->timeline_buckets, 0, timeline_bytes);
 	/* a generation more than the slot's last run: entries that run left are not this one's */
 	generation = t->me->generation + 1;
 	if (!(generation & 0xffffff))
@@ -524,14 +575,23 @@ static void group_sweep(struct tracer *t, __u32 tag)
 	}
 	if (eprev && eprev->group == tag)
 		bpf_map_delete_elem(exec_fd, eprev);
-	/* open units: their slots freed (a unit's id gone, nothing more is charged to it) */
-	for (__u32 slot = 0; slot < UM_UNIT_SLOTS; slot++) {
-		struct um_unit unit;
+	/* open units: their slots freed (a unit's id gone, nothing more is charged to it); read in
+	 * one call, not 4,096 */
+	{
+		struct um_unit *units = calloc(UM_UNIT_SLOTS, sizeof(*units));
+		__u32 *slots = calloc(UM_UNIT_SLOTS, sizeof(*slots)), out = 0, count = UM_UNIT_SLOTS;
+		LIBBPF_OPTS(bpf_map_batch_opts, batch);
 
-		if (bpf_map_lookup_elem(units_fd, &slot, &unit) == 0 && unit.id && unit.group == tag) {
-			unit.id = 0;
-			bpf_map_update_elem(units_fd, &slot, &unit, BPF_ANY);
-		}
+		if (units && slots &&
+		    (bpf_map_lookup_batch(units_fd, NULL, &out, slots, units, &count, &batch) == 0 ||
+		     errno == ENOENT))
+			for (__u32 i = 0; i < count; i++)
+				if (units[i].id && units[i].group == tag) {
+					units[i].id = 0;
+					bpf_map_update_elem(units_fd, &slots[i], &units[i], BPF_ANY);
+				}
+		free(units);
+		free(slots);
 	}
 }
 
@@ -541,7 +601,9 @@ static void group_sweep(struct tracer *t, __u32 tag)
  */
 static int group_register(struct tracer *t)
 {
-	__u32 n = bpf_map__max_entries(t->skel->maps.groups);
+	__u32 n = bpf_map__max_entries(t->skel->maps.groups), best = n, fresh = n, id;
+	int rings_fd = bpf_map__fd(t->skel->maps.group_rings);
+	uint64_t now = um_monotonic_ns();
 	int err = group_map(t);
 
 	if (err)
@@ -559,17 +621,31 @@ static int group_register(struct tracer *t)
 			if (g->join_cgroup_id)
 				__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
 			group_sweep(t, tag);
+			g->released_ns = now;
+			continue; /* its programs may still be writing for it: quiet first */
 		}
-		return group_join(t, slot);
+		id = 0;
+		if (bpf_map_lookup_elem(rings_fd, &slot, &id) || !id) {
+			if (fresh == n)
+				fresh = slot;
+		} else if (now - g->released_ns >= SLOT_QUIET_NS &&
+			   (best == n || g->released_ns < t->groups[best].released_ns)) {
+			best = slot;
+		}
 	}
-	um_err("%u runs already trace on this node, the most one set of programs serves", n);
-	return -EBUSY;
+	if (best == n)
+		best = fresh;
+	if (best == n) {
+		um_err("%u runs already trace on this node, the most one set of programs serves", n);
+		return -EBUSY;
+	}
+	return group_join(t, best);
 }
 
 /*
  * Give this run's group back (a node's set): its tag cleared, so the programs count nothing
- * more for it, its ring and timeline taken out, its entries swept. The last run out removes the
- * set's pins: its programs detach when no run holds them. Under the node's lock.
+ * more for it, its entries swept. The last run out removes the set's registry: its programs
+ * detach when no run holds them. Under the node's lock.
  */
 static void group_release(struct tracer *t)
 {
@@ -592,10 +668,9 @@ static void group_release(struct tracer *t)
 					__ATOMIC_SEQ_CST)) {
 		if (t->cfg->join_cgroup_id)
 			__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.group_rings), &slot);
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.group_timelines), &slot);
-		/* the generation stays, for the slot's next run */
+		/* its ring and timeline stay, for the slot's next run, as does its generation */
 		t->me->owner_pid = 0;
+		t->me->released_ns = um_monotonic_ns();
 		n = bpf_map__max_entries(t->skel->maps.groups);
 		for (__u32 i = 0; i < n && !others; i++)
 			others = i != slot && t->groups[i].tag && !group_owner_gone(&t->groups[i]);
@@ -651,10 +726,81 @@ static int skel_prepare(struct tracer *t, bool node)
 }
 
 /* Load the prepared skeleton's programs and maps, and learn what they need from the kernel. */
+/*
+ * The first slot's ring and timeline, put in place beside the load: an array of maps' update
+ * waits for an RCU grace period (15-20 ms each here), which a thread of its own spends while
+ * the verifier works. The outer maps are made here (with the inner maps as their templates)
+ * and handed to libbpf, which then makes none.
+ */
+struct slot_fill {
+	int rings_fd, timelines_fd, ring_fd, timeline_fd;
+	int err;
+	pthread_t thread;
+	bool started;
+};
+
+static void *slot_fill_run(void *arg)
+{
+	struct slot_fill *f = arg;
+	__u32 slot = 0;
+
+	if (bpf_map_update_elem(f->rings_fd, &slot, &f->ring_fd, BPF_ANY) ||
+	    bpf_map_update_elem(f->timelines_fd, &slot, &f->timeline_fd, BPF_ANY))
+		f->err = -errno;
+	return NULL;
+}
+
+static void slot_fill_start(struct tracer *t, struct slot_fill *f)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, outer);
+	size_t ring_bytes = t->cfg->ring_bytes ? t->cfg->ring_bytes : 8 << 20;
+	__u32 n = bpf_map__max_entries(t->skel->maps.groups);
+
+	memset(f, 0, sizeof(*f));
+	f->rings_fd = f->timelines_fd = -1;
+	f->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes, NULL);
+	f->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
+					sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS,
+					&mmapable);
+	if (f->ring_fd < 0 || f->timeline_fd < 0)
+		return;
+	outer.inner_map_fd = f->ring_fd;
+	f->rings_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "group_rings", sizeof(__u32),
+				     sizeof(__u32), n, &outer);
+	outer.inner_map_fd = f->timeline_fd;
+	f->timelines_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "group_timelines",
+					 sizeof(__u32), sizeof(__u32), n, &outer);
+	/* libbpf's own way where any of it fails: its maps, the updates after the load */
+	if (f->rings_fd < 0 || f->timelines_fd < 0 ||
+	    bpf_map__reuse_fd(t->skel->maps.group_rings, f->rings_fd) ||
+	    bpf_map__reuse_fd(t->skel->maps.group_timelines, f->timelines_fd))
+		return;
+	f->started = !pthread_create(&f->thread, NULL, slot_fill_run, f);
+}
+
+static void slot_fill_finish(struct slot_fill *f)
+{
+	if (f->started)
+		pthread_join(f->thread, NULL);
+	if (f->err)
+		um_info("cannot put the first slot's ring in place ahead (%s): it is made again",
+			strerror(-f->err));
+	/* the outer maps hold what they took; the skeleton holds its own copies of theirs */
+	for (int *fd = &f->rings_fd; fd <= &f->timeline_fd; fd++)
+		if (*fd >= 0)
+			close(*fd);
+}
+
 static int skel_load(struct tracer *t)
 {
 	struct bpf_words words;
-	int err = unitmeter_bpf__load(t->skel);
+	struct slot_fill fill;
+	int err;
+
+	slot_fill_start(t, &fill);
+	err = unitmeter_bpf__load(t->skel);
+	slot_fill_finish(&fill);
 
 	if (err) {
 		/* as root, EACCES is the verifier's refusal of a program, not a missing right */
