@@ -446,9 +446,6 @@ build-deps:
 
 tracefs:
 	@[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-	@# the BPF filesystem, through which runs share one set of programs (systemd mounts it;
-	@# a minimal root or a container may not): without it each run loads its own
-	@[ "$$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || mount -t bpf bpf /sys/fs/bpf || true
 
 # The build choice (UM_BUILD) is read only by the kernel shims: a new difference between kernels
 # becomes a shim in bpf/compat.bpf.h, citing the change it follows, and code asks for a feature.
