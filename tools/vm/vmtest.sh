@@ -24,17 +24,22 @@ cells=${*:-$default_cells}
 # the tests whose figures depend on the kernel: whole runs, units, the memory charge, Python fits
 # and pools, the skeleton's own state (bpf_skel: each build the guest's kernel loads), device
 # memory through the CUDA driver's probes (gpu: against the fake driver), and check's verdict
-# with what each fault hook costs there
+# with what each fault hook costs there; and the node's one set of programs
 python_tests="debian_numpy_array_peak|pyenv_313_bytearray_peak|counts_recursion_and_exceptions_debian"
 python_tests="$python_tests|pool_fork|pool_spawn|process_pool_executor|other_calls_are_not_units"
-filter=${VMTEST_FILTER:-@(run/*|units/*|charge/*|timeline/*|bpf_skel/*|gpu/*|python/@($python_tests)|kernel/check_*)}
+# runs side by side on the node's one set of programs (issue #34): its builds and the cookie
+# that tells runs' probes apart differ by kernel
+node_tests="concurrent_runs_keep_their_own_units|a_run_killed_mid_unit_leaves_its_neighbour_exact"
+node_tests="$node_tests|runs_starting_at_once_load_the_programs_once|own_programs_when_asked"
+node_tests="$node_tests|attach_to_another_runs_process_is_refused"
+filter=${VMTEST_FILTER:-@(run/*|units/*|charge/*|timeline/*|bpf_skel/*|gpu/*|python/@($python_tests)|kernel/check_*|reliability/@($node_tests))}
 # An arm64 cell costs two to three x86 cells under TCG, and CI runs three of them: they run every
 # BPF program's suites in full, and of the GPU and Python suites (user space the x86 cells run
 # whole) the tests whose probes read a call's arguments or the interpreter's registers another
 # way on arm64: the driver's allocation, context and VMM calls, a NumPy peak and a forked pool.
 arm64_gpu="calls_through_the_plt|calls_through_cuGetProcAddress_per_thread_stream"
 arm64_gpu="$arm64_gpu|devices_from_the_current_context|vmm_create_and_release_device_located_only"
-arm64_filter=${VMTEST_ARM64_FILTER:-${VMTEST_FILTER:-@(run/*|units/*|charge/*|timeline/*|bpf_skel/*|gpu/@($arm64_gpu)|python/@(debian_numpy_array_peak|pool_fork)|kernel/check_*)}}
+arm64_filter=${VMTEST_ARM64_FILTER:-${VMTEST_FILTER:-@(run/*|units/*|charge/*|timeline/*|bpf_skel/*|gpu/@($arm64_gpu)|python/@(debian_numpy_array_peak|pool_fork)|kernel/check_*|reliability/@($node_tests))}}
 jobs=${VMTEST_JOBS:-2}
 out=${VMTEST_OUT:-/var/tmp/unitmeter-vm/results}
 : "${TEST_BIN:?TEST_BIN (the Criterion binary) must be set: run make vmtest}"
