@@ -405,8 +405,8 @@ static int children_of(pid_t pid, pid_t *out, int max)
 	return n;
 }
 
-/* Whether one of pid's children has exec'd the workload: unitmeter is tracing. */
-static bool command_started(pid_t pid)
+/* The child of pid that has exec'd the workload (unitmeter is tracing it); 0: none yet. */
+static pid_t command_of(pid_t pid)
 {
 	pid_t kids[8];
 	int n = children_of(pid, kids, 8);
@@ -423,9 +423,14 @@ static bool command_started(pid_t pid)
 		is_command = fgets(comm, sizeof(comm), f) && !strcmp(comm, COMMAND_COMM "\n");
 		fclose(f);
 		if (is_command)
-			return true;
+			return kids[i];
 	}
-	return false;
+	return 0;
+}
+
+static bool command_started(pid_t pid)
+{
+	return command_of(pid) > 0;
 }
 
 static void *watch_thread(void *arg)
@@ -1453,17 +1458,16 @@ Test(reliability, attach_to_another_runs_process_is_refused)
 	struct concurrent_run owner = { 0 };
 	struct um_result r;
 	struct watch w;
-	pid_t kids[8];
-	int n = 0;
+	pid_t command = 0;
 
 	/* the watch only learns unitmeter's pid (no signal); the command is its child */
 	watch_start(&w, 0, 1, 0, true);
 	cr_assert_eq(pthread_create(&owner.thread, NULL, long_spikes_run_told, &owner), 0);
-	for (int i = 0; i < 400 && !(*w.unitmeter > 0 && command_started(*w.unitmeter)); i++)
+	for (int i = 0; i < 2000 && !(*w.unitmeter > 0 && (command = command_of(*w.unitmeter)));
+	     i++)
 		sleep_ms(5);
-	n = children_of(*w.unitmeter, kids, 8);
-	cr_assert_gt(n, 0, "the owner's command did not start");
-	snprintf(pidtext, sizeof(pidtext), "%d", kids[0]);
+	cr_assert_gt(command, 0, "the owner's command did not start");
+	snprintf(pidtext, sizeof(pidtext), "%d", command);
 	um_run(&r, true, attach);
 	pthread_join(owner.thread, NULL);
 	/* the baseline's runs have programs of their own: each measures what it traces */
