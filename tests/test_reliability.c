@@ -1327,12 +1327,14 @@ static void *long_spikes_run(void *arg)
 	return NULL;
 }
 
-/* The same, the run's pid told to the watch. */
+/* The same, the run's pid told to the watch, each unit held 2 s in an emulated guest (where
+ * an attach takes seconds to start). */
 static void *long_spikes_run_told(void *arg)
 {
 	struct concurrent_run *c = arg;
 	const char *args[] = { "run", "--unit", "fit_unit", workload("units"), "--mode", "spikes",
-			       "--sizes", "8,12,16,20", "--hold-ms", "400", NULL };
+			       "--sizes", "8,12,16,20", "--hold-ms", getenv("UM_GUEST") ? "2000" : "400",
+			       NULL };
 
 	um_run_with(&c->r, true, args, tell_pid);
 	return NULL;
@@ -1473,8 +1475,8 @@ Test(reliability, attach_to_another_runs_process_is_refused)
 	/* the baseline's runs have programs of their own: each measures what it traces */
 	if (!own_build(owner.r.manifest)) {
 		cr_expect_neq(r.status, 0, "the attach was not refused: %s", r.err);
-		cr_expect_eq(own_lines_with(r.err, "is traced by another unitmeter run"), 1, "%s",
-			     r.err);
+		cr_expect_eq(own_lines_with(r.err, "is traced by another unitmeter run"), 1,
+			     "attach of %s: status %d: %s", pidtext, r.status, r.err);
 	}
 	watch_stop(&w);
 	expect_long_spikes(&owner.r);

@@ -1168,8 +1168,11 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		uint64_t rss;
 
 		err = rss_from_proc(pid, &proc);
-		if (err < 0)
+		if (err < 0) {
+			um_err("cannot start tracking process %d: %s", pid,
+			       err == -ENOENT ? "it has exited" : strerror(-err));
 			return err;
+		}
 		rss = proc.peak_rss_bytes;
 		/* the process's mm is learned on its next RSS change; until then /proc stands in */
 		figure_add(&t->me->rss_bytes, (__s64)rss);
