@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "trace/gpu_probes.h"
 #include "trace/kernel.h"
 #include "trace/node_programs.h"
+#include "trace/run_group.h"
 #include "common/log.h"
 #include "trace/slice_claims.h"
 #include "trace/spec.h"
@@ -60,14 +60,8 @@ struct held_exec {
 struct tracer {
 	struct unitmeter_bpf *skel;
 	struct ring_buffer *rb;
-	/* this run's group (struct um_group): its tag, its slot in the mapped groups map, and the
-	 * ring and timeline buckets made for it */
-	__u32 group;
-	struct um_group *groups;
-	size_t groups_bytes;
-	struct um_group *me;
-	int ring_fd, timeline_fd;
-	struct um_timeline_bucket *timeline_buckets;
+	/* this run's group of the programs (run_group.h): its slot, ring and timeline */
+	struct run_group group;
 	/* the node's set of programs (node_programs.h), when this run is a group of it */
 	bool node_shared;
 	bool group_released; /* given back (group_release, once: before a detached release) */
@@ -136,7 +130,7 @@ static bool has_exec_targets(const struct tracer_config *cfg)
 static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id *program)
 {
 	int programs_fd = bpf_map__fd(t->skel->maps.exec_programs);
-	struct um_exec_key key = { .program = *program, .group = t->group };
+	struct um_exec_key key = { .program = *program, .group = t->group.tag };
 	char exe[64], real[PATH_MAX], why[1024];
 	__u32 seen = 1;
 	ssize_t n;
@@ -164,7 +158,7 @@ static void exec_lookup(struct tracer *t, __u32 pid, const struct um_program_id 
 			/* full: every exec would be held again and probed again; stop holding */
 			um_warn("cannot remember %s as looked up (%s): programs exec'd from now on are "
 				"not searched for unit symbols", real, strerror(errno));
-			__atomic_store_n(&t->me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&t->group.me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
 		}
 	}
 	if (kill(pid, SIGCONT) && errno != ESRCH)
@@ -341,318 +335,13 @@ static void choose_programs(struct tracer *t, bool node)
 				  node || cfg->join_cgroup_id != 0);
 }
 
-/* The mapped bytes of an mmapable array map of n values of size bytes each. */
-static size_t array_map_bytes(size_t size, size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = ((size + 7) & ~(size_t)7) * n;
-
-	return (bytes + page - 1) / page * page;
-}
-
-/* Map the groups map (t->groups): this run's entry and, on a node's set, the others'. */
-static int group_map(struct tracer *t)
-{
-	int fd = bpf_map__fd(t->skel->maps.groups);
-
-	t->groups_bytes = array_map_bytes(sizeof(struct um_group),
-					  bpf_map__max_entries(t->skel->maps.groups));
-	t->groups = mmap(NULL, t->groups_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (t->groups == MAP_FAILED) {
-		int err = -errno;
-
-		t->groups = NULL;
-		um_err("cannot map the runs' table: %s", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 /*
- * A slot given back is taken again only this long after: a program that read its run's tag just
- * before has long ended (tracing programs run without sleeping, microseconds), so nothing more
- * is written for that run into the ring and buckets the next run of the slot takes over.
- */
-#define SLOT_QUIET_NS (100 * 1000 * 1000ULL)
-
-/* A process's start in clock ticks since boot (/proc/PID/stat's 22nd field); 0: gone. */
-static uint64_t process_start_ticks(pid_t pid)
-{
-	char path[64], *stat, *p;
-	uint64_t ticks = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	stat = um_read_text(path);
-	if (!stat)
-		return 0;
-	/* after the name, which may hold blanks and parentheses: from its last ')' on */
-	p = strrchr(stat, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		ticks = strtoull(p + 1, NULL, 10);
-	free(stat);
-	return ticks;
-}
-
-/* Whether a group's registering run is gone (killed: its slot was never given back). */
-static bool group_owner_gone(const struct um_group *g)
-{
-	return process_start_ticks((pid_t)g->owner_pid) != g->owner_start_ticks;
-}
-
-static int discard_record(void *ctx, void *data, size_t size)
-{
-	(void)ctx;
-	(void)data;
-	(void)size;
-	return 0;
-}
-
-/*
- * The inner map a slot of outer holds (a ring, a timeline), opened, if it has the size this run
- * wants; -1 when none. A run's ring and timeline stay in their slot after it (nothing removed):
- * putting a map into an array of maps waits for an RCU grace period (15-20 ms here), which
- * the next run of the slot need not pay.
- */
-static int slot_map_open(int outer_fd, __u32 slot, __u32 max_entries)
-{
-	struct bpf_map_info info = {};
-	__u32 id = 0, len = sizeof(info);
-	int fd;
-
-	if (bpf_map_lookup_elem(outer_fd, &slot, &id) || !id)
-		return -1;
-	fd = bpf_map_get_fd_by_id(id);
-	if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries != max_entries)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/*
- * Make this run a group in slot: its ring and its timeline's buckets, found in the slot or made
- * and put there, emptied of what an earlier run left; its configuration written, and its tag
- * last (struct um_group): from then on the programs count for it.
- */
-static int group_join(struct tracer *t, __u32 slot)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
-	const struct tracer_config *cfg = t->cfg;
-	int rings_fd = bpf_map__fd(t->skel->maps.group_rings);
-	int timelines_fd = bpf_map__fd(t->skel->maps.group_timelines);
-	size_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : 8 << 20;
-	size_t timeline_bytes = array_map_bytes(sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS);
-	const char *what;
-	__u32 tag, generation;
-
-	t->me = &t->groups[slot];
-	what = "make the run's ring";
-	t->ring_fd = slot_map_open(rings_fd, slot, (__u32)ring_bytes);
-	if (t->ring_fd >= 0) {
-		/* records an earlier run of the slot left unread: not this run's */
-		struct ring_buffer *rb = ring_buffer__new(t->ring_fd, discard_record, NULL, NULL);
-
-		if (rb)
-			ring_buffer__consume(rb);
-		ring_buffer__free(rb);
-	} else {
-		t->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes,
-					    NULL);
-		if (t->ring_fd < 0 || bpf_map_update_elem(rings_fd, &slot, &t->ring_fd, BPF_ANY))
-			goto fail;
-	}
-	what = "make the run's memory timeline";
-	t->timeline_fd = slot_map_open(timelines_fd, slot, UM_TIMELINE_SLOTS);
-	if (t->timeline_fd < 0) {
-		t->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
-						sizeof(struct um_timeline_bucket),
-						UM_TIMELINE_SLOTS, &mmapable);
-		if (t->timeline_fd < 0 ||
-		    bpf_map_update_elem(timelines_fd, &slot, &t->timeline_fd, BPF_ANY))
-			goto fail;
-	}
-	t->timeline_buckets = mmap(NULL, timeline_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-				   t->timeline_fd, 0);
-	if (t->timeline_buckets == MAP_FAILED) {
-		t->timeline_buckets = NULL;
-		goto fail;
-	}
-	/* an earlier run's buckets: the programs write none for this slot until the tag is set */
-	memset(t->timeline_buckets, 0, timeline_bytes);
-	/* a generation more than the slot's last run: entries that run left are not this one's */
-	generation = t->me->generation + 1;
-	if (!(generation & 0xffffff))
-		generation++; /* the tag never 0: a free slot's */
-	tag = slot | (generation & 0xffffff) << 8;
-	memset(t->me, 0, sizeof(*t->me));
-	t->me->generation = generation;
-	t->me->owner_pid = (__u32)getpid();
-	t->me->owner_start_ticks = process_start_ticks(getpid());
-	t->me->tmp_dir_dev = cfg->tmp_dir_dev;
-	t->me->tmp_dir_ino = cfg->tmp_dir_ino;
-	t->me->charge_cgroup_id = cfg->charge_cgroup_id;
-	t->me->join_cgroup_id = cfg->join_cgroup_id;
-	t->me->join_hierarchy_id = cfg->join_hierarchy_id;
-	__atomic_store_n(&t->me->tag, tag, __ATOMIC_SEQ_CST);
-	t->group = tag;
-	if (cfg->join_cgroup_id)
-		__atomic_fetch_add(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
-	return 0;
-fail:
-	{
-		int err = -errno;
-
-		um_err("cannot %s: %s", what, strerror(-err));
-		return err ? err : -EINVAL;
-	}
-}
-
-/*
- * Forget every entry a group left in the node's maps (its run ended, or was killed): its
- * processes, threads, mms and open units, and the programs it looked up. The programs no
- * longer count for it (its tag is gone), but its processes may still run, and would be
- * looked up on every event.
- */
-static void group_sweep(struct tracer *t, __u32 tag)
-{
-	int procs_fd = bpf_map__fd(t->skel->maps.procs), threads_fd = bpf_map__fd(t->skel->maps.threads);
-	int mms_fd = bpf_map__fd(t->skel->maps.mms), units_fd = bpf_map__fd(t->skel->maps.units);
-	int exec_fd = bpf_map__fd(t->skel->maps.exec_programs);
-	__u32 key32, next32, *prev32 = NULL;
-	struct um_exec_key ekey, enext, *eprev = NULL;
-	__u64 key64, next64, *prev64 = NULL;
-
-	/* each delete after the walk has passed the key: a walk restarts at a deleted key */
-	while (bpf_map_get_next_key(procs_fd, prev32, &next32) == 0) {
-		struct um_proc proc;
-
-		if (prev32 && bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
-			bpf_map_delete_elem(procs_fd, prev32);
-		key32 = next32;
-		prev32 = &key32;
-	}
-	if (prev32) {
-		struct um_proc proc;
-
-		if (bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
-			bpf_map_delete_elem(procs_fd, prev32);
-	}
-	prev32 = NULL;
-	while (bpf_map_get_next_key(threads_fd, prev32, &next32) == 0) {
-		struct um_thread th;
-
-		if (prev32 && bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
-			bpf_map_delete_elem(threads_fd, prev32);
-		key32 = next32;
-		prev32 = &key32;
-	}
-	if (prev32) {
-		struct um_thread th;
-
-		if (bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
-			bpf_map_delete_elem(threads_fd, prev32);
-	}
-	while (bpf_map_get_next_key(mms_fd, prev64, &next64) == 0) {
-		struct um_mm mm;
-
-		if (prev64 && bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
-			bpf_map_delete_elem(mms_fd, prev64);
-		key64 = next64;
-		prev64 = &key64;
-	}
-	if (prev64) {
-		struct um_mm mm;
-
-		if (bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
-			bpf_map_delete_elem(mms_fd, prev64);
-	}
-	while (bpf_map_get_next_key(exec_fd, eprev, &enext) == 0) {
-		if (eprev && eprev->group == tag)
-			bpf_map_delete_elem(exec_fd, eprev);
-		ekey = enext;
-		eprev = &ekey;
-	}
-	if (eprev && eprev->group == tag)
-		bpf_map_delete_elem(exec_fd, eprev);
-	/* open units: their slots freed (a unit's id gone, nothing more is charged to it); read in
-	 * one call, not 4,096 */
-	{
-		struct um_unit *units = calloc(UM_UNIT_SLOTS, sizeof(*units));
-		__u32 *slots = calloc(UM_UNIT_SLOTS, sizeof(*slots)), out = 0, count = UM_UNIT_SLOTS;
-		LIBBPF_OPTS(bpf_map_batch_opts, batch);
-
-		if (units && slots &&
-		    (bpf_map_lookup_batch(units_fd, NULL, &out, slots, units, &count, &batch) == 0 ||
-		     errno == ENOENT))
-			for (__u32 i = 0; i < count; i++)
-				if (units[i].id && units[i].group == tag) {
-					units[i].id = 0;
-					bpf_map_update_elem(units_fd, &slots[i], &units[i], BPF_ANY);
-				}
-		free(units);
-		free(slots);
-	}
-}
-
-/*
- * Register this run as a group of the node's set, under the node's lock: the first slot free
- * or whose run is gone (its entries swept first).
- */
-static int group_register(struct tracer *t)
-{
-	__u32 n = bpf_map__max_entries(t->skel->maps.groups), best = n, fresh = n, id;
-	int rings_fd = bpf_map__fd(t->skel->maps.group_rings);
-	uint64_t now = um_monotonic_ns();
-	int err = group_map(t);
-
-	if (err)
-		return err;
-	for (__u32 slot = 0; slot < n; slot++) {
-		struct um_group *g = &t->groups[slot];
-		__u32 tag = __atomic_load_n(&g->tag, __ATOMIC_SEQ_CST);
-
-		if (tag && !group_owner_gone(g))
-			continue;
-		if (tag) {
-			um_info("group %u: its run (process %u) is gone; its entries are swept", slot,
-				g->owner_pid);
-			__atomic_store_n(&g->tag, 0, __ATOMIC_SEQ_CST);
-			if (g->join_cgroup_id)
-				__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
-			group_sweep(t, tag);
-			g->released_ns = now;
-			continue; /* its programs may still be writing for it: quiet first */
-		}
-		id = 0;
-		if (bpf_map_lookup_elem(rings_fd, &slot, &id) || !id) {
-			if (fresh == n)
-				fresh = slot;
-		} else if (now - g->released_ns >= SLOT_QUIET_NS &&
-			   (best == n || g->released_ns < t->groups[best].released_ns)) {
-			best = slot;
-		}
-	}
-	if (best == n)
-		best = fresh;
-	if (best == n) {
-		um_err("%u runs already trace on this node, the most one set of programs serves", n);
-		return -EBUSY;
-	}
-	return group_join(t, best);
-}
-
-/*
- * Give this run's group back (a node's set): its tag cleared, so the programs count nothing
- * more for it, its entries swept. The last run out removes the set's registry: its programs
- * detach when no run holds them. Under the node's lock.
+ * Give this run's group back (a node's set), under the node's lock; the last run out removes
+ * the set's registry: its programs detach when no run holds them.
  */
 static void group_release(struct tracer *t)
 {
-	__u32 slot, n, tag;
-	bool others = false;
-
-	if (!t->node_shared || !t->me || !t->groups || t->group_released)
+	if (!t->node_shared || !t->group.me || t->group_released)
 		return;
 	t->group_released = true;
 	if (node_programs_lock(&t->node)) {
@@ -660,25 +349,8 @@ static void group_release(struct tracer *t)
 			"next run to sweep");
 		return;
 	}
-	slot = UM_GROUP_SLOT(t->group);
-	/* still this run's: a run that found it gone (a copy of this process outliving it, the
-	 * detached release) may have taken the slot, which is then its own */
-	tag = t->group;
-	if (__atomic_compare_exchange_n(&t->me->tag, &tag, 0, false, __ATOMIC_SEQ_CST,
-					__ATOMIC_SEQ_CST)) {
-		if (t->cfg->join_cgroup_id)
-			__atomic_fetch_sub(&t->skel->bss->join_watchers, 1, __ATOMIC_SEQ_CST);
-		/* its ring and timeline stay, for the slot's next run, as does its generation */
-		t->me->owner_pid = 0;
-		t->me->released_ns = um_monotonic_ns();
-		n = bpf_map__max_entries(t->skel->maps.groups);
-		for (__u32 i = 0; i < n && !others; i++)
-			others = i != slot && t->groups[i].tag && !group_owner_gone(&t->groups[i]);
-		/* the last run out: the set goes with its descriptors, and its registry now */
-		if (!others)
-			node_programs_forget(&t->node);
-	}
-	group_sweep(t, t->group);
+	if (run_group_give_back(&t->group, t->skel, t->cfg))
+		node_programs_forget(&t->node);
 	node_programs_unlock(&t->node);
 }
 
@@ -726,79 +398,13 @@ static int skel_prepare(struct tracer *t, bool node)
 }
 
 /* Load the prepared skeleton's programs and maps, and learn what they need from the kernel. */
-/*
- * The first slot's ring and timeline, put in place beside the load: an array of maps' update
- * waits for an RCU grace period (15-20 ms each here), which a thread of its own spends while
- * the verifier works. The outer maps are made here (with the inner maps as their templates)
- * and handed to libbpf, which then makes none.
- */
-struct slot_fill {
-	int rings_fd, timelines_fd, ring_fd, timeline_fd;
-	int err;
-	pthread_t thread;
-	bool started;
-};
-
-static void *slot_fill_run(void *arg)
-{
-	struct slot_fill *f = arg;
-	__u32 slot = 0;
-
-	if (bpf_map_update_elem(f->rings_fd, &slot, &f->ring_fd, BPF_ANY) ||
-	    bpf_map_update_elem(f->timelines_fd, &slot, &f->timeline_fd, BPF_ANY))
-		f->err = -errno;
-	return NULL;
-}
-
-static void slot_fill_start(struct tracer *t, struct slot_fill *f)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, outer);
-	size_t ring_bytes = t->cfg->ring_bytes ? t->cfg->ring_bytes : 8 << 20;
-	__u32 n = bpf_map__max_entries(t->skel->maps.groups);
-
-	memset(f, 0, sizeof(*f));
-	f->rings_fd = f->timelines_fd = -1;
-	f->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes, NULL);
-	f->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
-					sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS,
-					&mmapable);
-	if (f->ring_fd < 0 || f->timeline_fd < 0)
-		return;
-	outer.inner_map_fd = f->ring_fd;
-	f->rings_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "group_rings", sizeof(__u32),
-				     sizeof(__u32), n, &outer);
-	outer.inner_map_fd = f->timeline_fd;
-	f->timelines_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "group_timelines",
-					 sizeof(__u32), sizeof(__u32), n, &outer);
-	/* libbpf's own way where any of it fails: its maps, the updates after the load */
-	if (f->rings_fd < 0 || f->timelines_fd < 0 ||
-	    bpf_map__reuse_fd(t->skel->maps.group_rings, f->rings_fd) ||
-	    bpf_map__reuse_fd(t->skel->maps.group_timelines, f->timelines_fd))
-		return;
-	f->started = !pthread_create(&f->thread, NULL, slot_fill_run, f);
-}
-
-static void slot_fill_finish(struct slot_fill *f)
-{
-	if (f->started)
-		pthread_join(f->thread, NULL);
-	if (f->err)
-		um_info("cannot put the first slot's ring in place ahead (%s): it is made again",
-			strerror(-f->err));
-	/* the outer maps hold what they took; the skeleton holds its own copies of theirs */
-	for (int *fd = &f->rings_fd; fd <= &f->timeline_fd; fd++)
-		if (*fd >= 0)
-			close(*fd);
-}
-
 static int skel_load(struct tracer *t)
 {
 	struct bpf_words words;
 	struct slot_fill fill;
 	int err;
 
-	slot_fill_start(t, &fill);
+	slot_fill_start(&fill, t->skel, t->cfg->ring_bytes ? t->cfg->ring_bytes : 8 << 20);
 	err = unitmeter_bpf__load(t->skel);
 	slot_fill_finish(&fill);
 
@@ -886,12 +492,12 @@ static int open_node_programs(struct tracer *t)
 			err = t->unit_prog_fd[i];
 	}
 	if (!err)
-		err = group_register(t);
+		err = run_group_register(&t->group, t->skel, t->cfg);
 	if (err)
 		goto fail;
 	node_counts_read(t->skel, &t->node_base);
 	um_info("programs: the node's, %s (%s, group %u)", joined ? "joined" : "loaded for it",
-		np->registry, UM_GROUP_SLOT(t->group));
+		np->registry, UM_GROUP_SLOT(t->group.tag));
 	node_programs_unlock(np);
 	return 0;
 fail:
@@ -919,7 +525,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 
 	if (!t)
 		return -ENOMEM;
-	t->ring_fd = t->timeline_fd = t->node.lock_fd = -1;
+	t->group.ring_fd = t->group.timeline_fd = t->node.lock_fd = -1;
 	for (int i = 0; i < UNIT_PROGRAMS; i++)
 		t->unit_prog_fd[i] = -1;
 	/* 64 KiB: on the heap, as it is handed over at the end */
@@ -968,11 +574,12 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		if (!err)
 			err = skel_load(t);
 		if (!err)
-			err = group_map(t) ?: group_join(t, 0);
+			err = run_group_map(&t->group, t->skel) ?:
+			      run_group_join(&t->group, t->skel, cfg, 0);
 		if (err)
 			goto fail;
 	}
-	t->rb = ring_buffer__new(t->ring_fd, on_record, t, NULL);
+	t->rb = ring_buffer__new(t->group.ring_fd, on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
 		um_err("cannot set up the ring buffer: %s", strerror(-err));
@@ -1053,7 +660,7 @@ static int track_threads(struct tracer *t, pid_t pid, struct um_proc *proc, bool
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		struct um_thread th = { .tgid = pid, .group = t->group };
+		struct um_thread th = { .tgid = pid, .group = t->group.tag };
 		__u32 tid = strtoul(de->d_name, NULL, 10);
 
 		if (!tid || task_runtime_ns(pid, tid, &th.runtime_seen_ns))
@@ -1122,7 +729,7 @@ static __u32 tracking_group(const struct tracer *t, pid_t pid)
 
 bool tracer__tracked(const struct tracer *t, pid_t pid)
 {
-	return tracking_group(t, pid) == t->group;
+	return tracking_group(t, pid) == t->group.tag;
 }
 
 /*
@@ -1134,15 +741,15 @@ static const struct um_group *other_owner(const struct tracer *t, pid_t pid)
 	__u32 group = tracking_group(t, pid);
 	const struct um_group *g;
 
-	if (!group || group == t->group || !t->groups)
+	if (!group || group == t->group.tag || !t->group.groups)
 		return NULL;
-	g = &t->groups[UM_GROUP_SLOT(group)];
-	return g->tag == group && !group_owner_gone(g) ? g : NULL;
+	g = &t->group.groups[UM_GROUP_SLOT(group)];
+	return g->tag == group && !run_group_owner_gone(g) ? g : NULL;
 }
 
 int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 {
-	struct um_proc proc = { .ppid = ppid, .group = t->group, .start_ns = um_monotonic_ns() };
+	struct um_proc proc = { .ppid = ppid, .group = t->group.tag, .start_ns = um_monotonic_ns() };
 	/* the run's own child is its own; an attach target may be another run's */
 	const struct um_group *other = from_exec ? NULL : other_owner(t, pid);
 	__u32 key = pid;
@@ -1155,7 +762,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 	}
 	if (from_exec) {
 		/* the held child is single-threaded until it execs */
-		struct um_thread th = { .tgid = pid, .group = t->group };
+		struct um_thread th = { .tgid = pid, .group = t->group.tag };
 
 		proc.flags = UM_PROC_AWAIT_EXEC;
 		proc.live_threads = proc.active_threads = proc.threads_seen = 1;
@@ -1175,8 +782,8 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 		}
 		rss = proc.peak_rss_bytes;
 		/* the process's mm is learned on its next RSS change; until then /proc stands in */
-		figure_add(&t->me->rss_bytes, (__s64)rss);
-		figure_raise(&t->me->peak_rss_bytes, (__u64)__atomic_load_n(&t->me->rss_bytes,
+		figure_add(&t->group.me->rss_bytes, (__s64)rss);
+		figure_raise(&t->group.me->peak_rss_bytes, (__u64)__atomic_load_n(&t->group.me->rss_bytes,
 									   __ATOMIC_RELAXED));
 		err = track_threads(t, pid, &proc, false);
 	}
@@ -1189,7 +796,7 @@ int tracer__track(struct tracer *t, pid_t pid, pid_t ppid, bool from_exec)
 
 int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 {
-	struct um_proc proc = { .ppid = ppid, .group = t->group, .start_ns = um_monotonic_ns() };
+	struct um_proc proc = { .ppid = ppid, .group = t->group.tag, .start_ns = um_monotonic_ns() };
 	struct um_proc_start rec = { .type = UM_REC_PROC_START, .pid = pid, .ppid = ppid };
 	char path[64], *comm;
 	__u32 key = pid;
@@ -1210,8 +817,8 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &proc, BPF_NOEXIST))
 		return errno == EEXIST ? 0 : -errno;
 	/* as tracer__track: /proc stands in for the mm until its next RSS change */
-	figure_add(&t->me->rss_bytes, (__s64)rss);
-	figure_raise(&t->me->peak_rss_bytes, (__u64)__atomic_load_n(&t->me->rss_bytes, __ATOMIC_RELAXED));
+	figure_add(&t->group.me->rss_bytes, (__s64)rss);
+	figure_raise(&t->group.me->peak_rss_bytes, (__u64)__atomic_load_n(&t->group.me->rss_bytes, __ATOMIC_RELAXED));
 	rec.ts_ns = proc.start_ns;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	comm = um_read_text(path);
@@ -1316,7 +923,7 @@ static int attach_unit_target(struct tracer *t, const struct unit_target *target
 		entry = spec_entry_program(t, target->cookie);
 	/* with cookies, the run's group in the high half (um_probe_group) */
 	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
-		cookie = (uint64_t)t->group << 32 | (target->spec_from_arg ? 0 : target->cookie);
+		cookie = (uint64_t)t->group.tag << 32 | (target->spec_from_arg ? 0 : target->cookie);
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
 	if (!links)
@@ -1388,13 +995,13 @@ int tracer__attach(struct tracer *t)
 	 * takes the long way, exact but slower (for every run of a node's set: its flag is one) */
 	if (!t->node_shared || t->marks_failed)
 		t->skel->bss->trust_marks = !t->marks_failed;
-	__atomic_store_n(&t->me->hold_at_exec, has_exec_targets(t->cfg), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->group.me->hold_at_exec, has_exec_targets(t->cfg), __ATOMIC_SEQ_CST);
 	if (t->marks_failed)
 		um_info("cannot mark tracked threads for the kernel (pidfd_open): every event is "
 			"looked up in the maps");
 	/* the timeline's origin: nothing is traced before the attach */
 	memory_timeline__init(t->timeline, t0);
-	__atomic_store_n(&t->me->timeline_start_ns, t0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->group.me->timeline_start_ns, t0, __ATOMIC_SEQ_CST);
 	t->timeline_drained_ns = t0;
 	/* a node's set is attached since it was loaded */
 	err = t->node_shared ? 0 : unitmeter_bpf__attach(t->skel);
@@ -1434,10 +1041,10 @@ static void timeline_drain(struct tracer *t, bool all)
 {
 	uint64_t now = um_monotonic_ns();
 
-	if (!t->timeline || !t->me || !t->me->timeline_start_ns ||
+	if (!t->timeline || !t->group.me || !t->group.me->timeline_start_ns ||
 	    (!all && now - t->timeline_drained_ns < TIMELINE_DRAIN_NS))
 		return;
-	memory_timeline__drain(t->timeline, t->timeline_buckets, now, all);
+	memory_timeline__drain(t->timeline, t->group.timeline_buckets, now, all);
 	t->timeline_drained_ns = now;
 }
 
@@ -1482,9 +1089,9 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 /* Hold no more processes at their exec (--lookup-at-exec), and continue every one held. */
 static void stop_holding(struct tracer *t)
 {
-	if (!t || !t->skel || !t->me)
+	if (!t || !t->skel || !t->group.me)
 		return;
-	__atomic_store_n(&t->me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->group.me->hold_at_exec, 0, __ATOMIC_SEQ_CST);
 	/* every process held so far has its record in the ring: read them all, continuing each
 	 * batch's held processes before the next batch is read */
 	while (t->rb && ring_buffer__consume(t->rb) > 0)
@@ -1575,9 +1182,9 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 {
 	struct node_counts now;
 
-	c->group_peak_rss_bytes = t->me->peak_rss_bytes;
-	c->group_rss_bytes = t->me->rss_bytes;
-	c->lost_records = t->me->lost_records;
+	c->group_peak_rss_bytes = t->group.me->peak_rss_bytes;
+	c->group_rss_bytes = t->group.me->rss_bytes;
+	c->lost_records = t->group.me->lost_records;
 	/* the node's counters: their change since this run registered (0 before, when its own) */
 	node_counts_read(t->skel, &now);
 	c->map_full = now.map_full - t->node_base.map_full;
@@ -1597,11 +1204,11 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 			describe_thread(&c->unseen_after[i]);
 	}
 	read_prog_misses(t, c);
-	c->charge_known = t->me->charge_memcg != 0;
-	c->group_peak_charge_bytes = t->me->peak_charge_bytes;
-	c->charge_watermark_start_bytes = t->me->charge_watermark_start_bytes;
-	c->charge_watermark_last_bytes = t->me->charge_watermark_last_bytes;
-	c->charge_unwatched = t->me->charge_unwatched;
+	c->charge_known = t->group.me->charge_memcg != 0;
+	c->group_peak_charge_bytes = t->group.me->peak_charge_bytes;
+	c->charge_watermark_start_bytes = t->group.me->charge_watermark_start_bytes;
+	c->charge_watermark_last_bytes = t->group.me->charge_watermark_last_bytes;
+	c->charge_unwatched = t->group.me->charge_unwatched;
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 	c->uprobe_links = t->uprobe_multi ? "multi" : "perf";
@@ -1616,7 +1223,7 @@ struct unitmeter_bpf *tracer__skel(struct tracer *t)
 
 const struct um_group *tracer__group(const struct tracer *t)
 {
-	return t->me;
+	return t->group.me;
 }
 
 const struct kernel_features *tracer__kernel(const struct tracer *t)
@@ -1643,7 +1250,7 @@ static void read_live_procs(struct tracer *t, struct trace_end *end)
 		key = next;
 		prev = &key;
 		/* another run's (a node's set) */
-		if (bpf_map_lookup_elem(procs_fd, &key, &proc) || proc.group != t->group)
+		if (bpf_map_lookup_elem(procs_fd, &key, &proc) || proc.group != t->group.tag)
 			continue;
 		/*
 		 * Pages CPUs still hold for its threads, taken out before the process is read: a
@@ -1708,7 +1315,7 @@ void tracer__end(struct tracer *t, struct trace_end *end)
 	end->stop_ns = um_monotonic_ns();
 	timeline_drain(t, true);
 	if (t->timeline)
-		t->timeline->overruns = t->me->timeline_overruns;
+		t->timeline->overruns = t->group.me->timeline_overruns;
 	end->timeline = t->timeline;
 	t->timeline = NULL;
 	memcpy(end->found_path, t->found_path, sizeof(end->found_path));
@@ -1822,15 +1429,7 @@ static void tracer_release(struct tracer *t)
 	for (int i = 0; i < UNIT_PROGRAMS; i++)
 		if (t->unit_prog_fd[i] >= 0)
 			close(t->unit_prog_fd[i]);
-	if (t->timeline_buckets)
-		munmap(t->timeline_buckets,
-		       array_map_bytes(sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS));
-	if (t->groups)
-		munmap(t->groups, t->groups_bytes);
-	if (t->ring_fd >= 0)
-		close(t->ring_fd);
-	if (t->timeline_fd >= 0)
-		close(t->timeline_fd);
+	run_group_close(&t->group);
 	free(t->unit_links);
 	free(t->held);
 	free(t->joined);
