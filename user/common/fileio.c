@@ -56,6 +56,27 @@ fail:
 	return NULL;
 }
 
+int um_proc_stat_field(pid_t pid, int field, unsigned long long *value)
+{
+	char path[64], *text, *at;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = um_read_text(path);
+	if (!text)
+		return -errno;
+	/* fields 1 and 2 are the pid and "(name)": from the name's last ')' on, field 3 first */
+	at = strrchr(text, ')');
+	for (int f = 2; at && f < field; f++)
+		at = strchr(at + 1, ' ');
+	if (at && field >= 3)
+		*value = strtoull(at + 1, NULL, 10);
+	else
+		err = -EINVAL;
+	free(text);
+	return err;
+}
+
 char *um_read_text_at(const char *root, const char *path)
 {
 	char full[4096];

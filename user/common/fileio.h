@@ -12,6 +12,13 @@ char *um_read_text(const char *path);
 /* um_read_text of root + path, for readers that run against fixture trees in tests. */
 char *um_read_text_at(const char *root, const char *path);
 
+/*
+ * Field `field` (1-based, as proc(5) numbers them: 4 the parent, 22 the start in clock ticks)
+ * of /proc/PID/stat, counted after the name, which may hold blanks and parentheses. 0, or
+ * -errno (-ENOENT: no such process).
+ */
+int um_proc_stat_field(pid_t pid, int field, unsigned long long *value);
+
 /* Open path for writing without following a planted symlink, owned by uid/gid. */
 FILE *um_create_output(const char *path, uid_t uid, gid_t gid);
 /* Hand the file fd (written at path) to uid/gid when root writes it for them; warns on failure. */

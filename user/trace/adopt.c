@@ -242,21 +242,12 @@ int cgroup_target_pids(const struct cgroup_target *c, pid_t **pids, size_t *n)
 	return 0;
 }
 
-/* The parent of pid, from /proc/PID/stat (after the last ')', as comm may hold anything). */
+/* The parent of pid (/proc/PID/stat's 4th field); 0 when it is gone. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], *text, *paren;
-	int ppid = 0;
+	unsigned long long ppid = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	text = um_read_text(path);
-	if (!text)
-		return 0;
-	paren = strrchr(text, ')');
-	if (!paren || sscanf(paren + 2, "%*c %d", &ppid) != 1)
-		ppid = 0;
-	free(text);
-	return ppid;
+	return um_proc_stat_field(pid, 4, &ppid) ? 0 : (pid_t)ppid;
 }
 
 /* One walk of /proc: how many it took, or a negative errno. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,21 +49,9 @@ int run_group_map(struct run_group *g, struct unitmeter_bpf *skel)
 /* A process's start in clock ticks since boot (/proc/PID/stat's 22nd field); 0: gone. */
 static uint64_t process_start_ticks(pid_t pid)
 {
-	char path[64], *stat, *p;
-	uint64_t ticks = 0;
+	unsigned long long ticks = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	stat = um_read_text(path);
-	if (!stat)
-		return 0;
-	/* after the name, which may hold blanks and parentheses: from its last ')' on */
-	p = strrchr(stat, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		ticks = strtoull(p + 1, NULL, 10);
-	free(stat);
-	return ticks;
+	return um_proc_stat_field(pid, 22, &ticks) ? 0 : ticks;
 }
 
 /* Whether a group's registering run is gone (killed: its slot was never given back). */
@@ -186,67 +175,56 @@ fail:
  * longer count for it (its tag is gone), but its processes may still run, and would be
  * looked up on every event.
  */
+/*
+ * Delete every entry of a hash map whose group is tag: a __u32 at group_at in its value, or in
+ * its key where value_size is 0. Keys are gathered first, then deleted: a walk that deletes
+ * as it goes starts over at the deleted key.
+ */
+static void sweep_map(int fd, size_t key_size, size_t value_size, size_t group_at, __u32 tag)
+{
+	size_t n = 0, cap = 0;
+	char *keys = NULL, *value = malloc(value_size ? value_size : 1), prev[64], key[64];
+	bool first = true;
+
+	while (value && key_size <= sizeof(key) &&
+	       bpf_map_get_next_key(fd, first ? NULL : prev, key) == 0) {
+		const char *holder = value_size ? value : key;
+		__u32 group;
+
+		first = false;
+		memcpy(prev, key, key_size);
+		if (value_size && bpf_map_lookup_elem(fd, key, value))
+			continue;
+		memcpy(&group, holder + group_at, sizeof(group));
+		if (group != tag)
+			continue;
+		if (n == cap) {
+			char *bigger = realloc(keys, (cap = cap ? cap * 2 : 64) * key_size);
+
+			if (!bigger)
+				break;
+			keys = bigger;
+		}
+		memcpy(keys + n++ * key_size, key, key_size);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
+	free(value);
+}
+
 void run_group_sweep(struct unitmeter_bpf *skel, __u32 tag)
 {
-	int procs_fd = bpf_map__fd(skel->maps.procs), threads_fd = bpf_map__fd(skel->maps.threads);
-	int mms_fd = bpf_map__fd(skel->maps.mms), units_fd = bpf_map__fd(skel->maps.units);
-	int exec_fd = bpf_map__fd(skel->maps.exec_programs);
-	__u32 key32, next32, *prev32 = NULL;
-	struct um_exec_key ekey, enext, *eprev = NULL;
-	__u64 key64, next64, *prev64 = NULL;
+	int units_fd = bpf_map__fd(skel->maps.units);
 
-	/* each delete after the walk has passed the key: a walk restarts at a deleted key */
-	while (bpf_map_get_next_key(procs_fd, prev32, &next32) == 0) {
-		struct um_proc proc;
-
-		if (prev32 && bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
-			bpf_map_delete_elem(procs_fd, prev32);
-		key32 = next32;
-		prev32 = &key32;
-	}
-	if (prev32) {
-		struct um_proc proc;
-
-		if (bpf_map_lookup_elem(procs_fd, prev32, &proc) == 0 && proc.group == tag)
-			bpf_map_delete_elem(procs_fd, prev32);
-	}
-	prev32 = NULL;
-	while (bpf_map_get_next_key(threads_fd, prev32, &next32) == 0) {
-		struct um_thread th;
-
-		if (prev32 && bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
-			bpf_map_delete_elem(threads_fd, prev32);
-		key32 = next32;
-		prev32 = &key32;
-	}
-	if (prev32) {
-		struct um_thread th;
-
-		if (bpf_map_lookup_elem(threads_fd, prev32, &th) == 0 && th.group == tag)
-			bpf_map_delete_elem(threads_fd, prev32);
-	}
-	while (bpf_map_get_next_key(mms_fd, prev64, &next64) == 0) {
-		struct um_mm mm;
-
-		if (prev64 && bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
-			bpf_map_delete_elem(mms_fd, prev64);
-		key64 = next64;
-		prev64 = &key64;
-	}
-	if (prev64) {
-		struct um_mm mm;
-
-		if (bpf_map_lookup_elem(mms_fd, prev64, &mm) == 0 && mm.group == tag)
-			bpf_map_delete_elem(mms_fd, prev64);
-	}
-	while (bpf_map_get_next_key(exec_fd, eprev, &enext) == 0) {
-		if (eprev && eprev->group == tag)
-			bpf_map_delete_elem(exec_fd, eprev);
-		ekey = enext;
-		eprev = &ekey;
-	}
-	if (eprev && eprev->group == tag)
-		bpf_map_delete_elem(exec_fd, eprev);
+	sweep_map(bpf_map__fd(skel->maps.procs), sizeof(__u32), sizeof(struct um_proc),
+		  offsetof(struct um_proc, group), tag);
+	sweep_map(bpf_map__fd(skel->maps.threads), sizeof(__u32), sizeof(struct um_thread),
+		  offsetof(struct um_thread, group), tag);
+	sweep_map(bpf_map__fd(skel->maps.mms), sizeof(__u64), sizeof(struct um_mm),
+		  offsetof(struct um_mm, group), tag);
+	sweep_map(bpf_map__fd(skel->maps.exec_programs), sizeof(struct um_exec_key), 0,
+		  offsetof(struct um_exec_key, group), tag);
 	/* open units: their slots freed (a unit's id gone, nothing more is charged to it); read in
 	 * one call, not 4,096 */
 	{
