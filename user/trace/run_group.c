@@ -90,6 +90,26 @@ static int slot_map_open(int outer_fd, __u32 slot, __u32 max_entries)
 	return fd;
 }
 
+/* A run's ring size: the size asked (--ring-bytes), else 8 MiB (about 80,000 unit records). */
+static __u32 ring_bytes(const struct tracer_config *cfg)
+{
+	return (__u32)(cfg->ring_bytes ? cfg->ring_bytes : 8 << 20);
+}
+
+static int ring_make(const struct tracer_config *cfg)
+{
+	return bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, ring_bytes(cfg), NULL);
+}
+
+/* A run's timeline buckets, an array user space maps. */
+static int timeline_make(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
+			      sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS, &mmapable);
+}
+
 /*
  * Make this run a group in slot: its ring and its timeline's buckets, found in the slot or made
  * and put there, emptied of what an earlier run left; its configuration written, and its tag
@@ -98,10 +118,8 @@ static int slot_map_open(int outer_fd, __u32 slot, __u32 max_entries)
 int run_group_join(struct run_group *g, struct unitmeter_bpf *skel,
 		   const struct tracer_config *cfg, __u32 slot)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	int rings_fd = bpf_map__fd(skel->maps.group_rings);
 	int timelines_fd = bpf_map__fd(skel->maps.group_timelines);
-	size_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : 8 << 20;
 	size_t timeline_bytes = run_group_array_bytes(sizeof(struct um_timeline_bucket),
 						      UM_TIMELINE_SLOTS);
 	const char *what;
@@ -109,7 +127,7 @@ int run_group_join(struct run_group *g, struct unitmeter_bpf *skel,
 
 	g->me = &g->groups[slot];
 	what = "make the run's ring";
-	g->ring_fd = slot_map_open(rings_fd, slot, (__u32)ring_bytes);
+	g->ring_fd = slot_map_open(rings_fd, slot, ring_bytes(cfg));
 	if (g->ring_fd >= 0) {
 		/* records an earlier run of the slot left unread: not this run's */
 		struct ring_buffer *rb = ring_buffer__new(g->ring_fd, discard_record, NULL, NULL);
@@ -118,17 +136,14 @@ int run_group_join(struct run_group *g, struct unitmeter_bpf *skel,
 			ring_buffer__consume(rb);
 		ring_buffer__free(rb);
 	} else {
-		g->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes,
-					    NULL);
+		g->ring_fd = ring_make(cfg);
 		if (g->ring_fd < 0 || bpf_map_update_elem(rings_fd, &slot, &g->ring_fd, BPF_ANY))
 			goto fail;
 	}
 	what = "make the run's memory timeline";
 	g->timeline_fd = slot_map_open(timelines_fd, slot, UM_TIMELINE_SLOTS);
 	if (g->timeline_fd < 0) {
-		g->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
-						sizeof(struct um_timeline_bucket),
-						UM_TIMELINE_SLOTS, &mmapable);
+		g->timeline_fd = timeline_make();
 		if (g->timeline_fd < 0 ||
 		    bpf_map_update_elem(timelines_fd, &slot, &g->timeline_fd, BPF_ANY))
 			goto fail;
@@ -345,18 +360,16 @@ static void *slot_fill_run(void *arg)
 	return NULL;
 }
 
-void slot_fill_start(struct slot_fill *f, struct unitmeter_bpf *skel, size_t ring_bytes)
+void slot_fill_start(struct slot_fill *f, struct unitmeter_bpf *skel,
+		     const struct tracer_config *cfg)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, outer);
 	__u32 n = bpf_map__max_entries(skel->maps.groups);
 
 	memset(f, 0, sizeof(*f));
 	f->rings_fd = f->timelines_fd = -1;
-	f->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "um_ring", 0, 0, (__u32)ring_bytes, NULL);
-	f->timeline_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "um_timeline", sizeof(__u32),
-					sizeof(struct um_timeline_bucket), UM_TIMELINE_SLOTS,
-					&mmapable);
+	f->ring_fd = ring_make(cfg);
+	f->timeline_fd = timeline_make();
 	if (f->ring_fd < 0 || f->timeline_fd < 0)
 		return;
 	outer.inner_map_fd = f->ring_fd;

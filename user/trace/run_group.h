@@ -71,7 +71,8 @@ struct slot_fill {
 };
 
 /* Before a load: make the outer maps with the first slot's maps and fill it in a thread. */
-void slot_fill_start(struct slot_fill *f, struct unitmeter_bpf *skel, size_t ring_bytes);
+void slot_fill_start(struct slot_fill *f, struct unitmeter_bpf *skel,
+		     const struct tracer_config *cfg);
 /* After it: the thread joined, what it held closed. */
 void slot_fill_finish(struct slot_fill *f);
 

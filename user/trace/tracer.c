@@ -404,7 +404,7 @@ static int skel_load(struct tracer *t)
 	struct slot_fill fill;
 	int err;
 
-	slot_fill_start(&fill, t->skel, t->cfg->ring_bytes ? t->cfg->ring_bytes : 8 << 20);
+	slot_fill_start(&fill, t->skel, t->cfg);
 	err = unitmeter_bpf__load(t->skel);
 	slot_fill_finish(&fill);
 
