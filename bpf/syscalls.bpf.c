@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The system calls unitmeter watches, from the raw sys_enter/sys_exit tracepoints:
+ * The system calls unitmeter watches:
  * - write family: bytes returned on regular files (output_bytes), and of those, the bytes on
- *   files under the node-local tmp dir (tmp_output_bytes, what SLURM's --tmp asks for). The
- *   fd's file is checked on entry, since the file table may change before exit; the count is
- *   known only on exit.
+ *   files under the node-local tmp dir (tmp_output_bytes, what SLURM's --tmp asks for).
  * - fork family: a tracked thread inside clone/fork/vfork gets an empty pending_mm slot, so the
  *   first unknown mm it touches is taken as its child's copy (rss.bpf.c).
- * - exit and exit_group: the pages the thread's CPU holds for it are charged now. Its final
- *   switch-out comes after the kernel has woken the thread that joins it, which may close a
- *   unit (or open the next) first; the baseline cannot take another CPU's pages at that edge.
- * Two raw tracepoints instead of one classic tracepoint per syscall: a classic tracepoint link
- * takes ~70 ms to close, which made start-up plus tear-down over a second.
+ * - exit: the pages the thread's CPU holds for it are charged now. Its final switch-out comes
+ *   after the kernel has woken the thread that joins it, which may close a unit (or open the
+ *   next) first; the baseline cannot take another CPU's pages at that edge.
+ *
+ * Two ways in, the loader loading one (user/trace/kernel.c, syscall_hooks):
+ * - The kernel functions the calls go through: fexit of vfs_write and vfs_writev (the file is
+ *   an argument, the count the return), fentry and fexit of kernel_clone, fentry of do_exit.
+ *   Only those calls pay, each a trampoline's few tens of ns.
+ * - The raw sys_enter/sys_exit tracepoints, where trampolines do not attach (no ftrace direct
+ *   calls: arm64 before 6.4, kernels without fentry). While a program is attached to them,
+ *   every system call of every process on the node takes the kernel's slow path, ~175 ns a
+ *   call here with empty programs (BENCHMARKS.md, issue #34). The fd's file is checked on
+ *   entry, since the file table may change before exit; the count is known only on exit. Two
+ *   raw tracepoints, not one classic tracepoint per syscall: a classic tracepoint link takes
+ *   ~70 ms to close, which made start-up plus tear-down over a second.
  */
 #include "model.bpf.h"
 
@@ -113,12 +121,11 @@ static __always_inline bool file_under_tmp_dir(struct file *file, const struct u
 	return false;
 }
 
-/* What a write on fd is for group g: 0 (not a regular file), UM_WRITE_REGULAR, or
+/* What a write on file is for group: 0 (not a regular file), UM_WRITE_REGULAR, or
  * UM_WRITE_TMP_DIR. */
-static __always_inline __u32 write_kind(unsigned long fd, __u32 group)
+static __always_inline __u32 file_write_kind(struct file *file, __u32 group)
 {
 	struct um_group *g = group_get(group);
-	struct file *file = fd_file(fd);
 	struct um_file_key key;
 	struct inode *inode;
 	__u32 kind, *known;
@@ -145,43 +152,145 @@ static __always_inline __u32 write_kind(unsigned long fd, __u32 group)
 	return kind;
 }
 
+/* Bytes a tracked process wrote, of kind (file_write_kind), to it and its open units. */
+static __always_inline void write_count(struct um_proc *proc, __u32 kind, long bytes)
+{
+	if (!kind || bytes <= 0)
+		return;
+	__sync_fetch_and_add(&proc->output_bytes, bytes);
+	UNIT_ADD(proc->units[0], output_bytes, bytes);
+	UNIT_ADD(proc->units[1], output_bytes, bytes);
+	if (kind == UM_WRITE_TMP_DIR) {
+		__sync_fetch_and_add(&proc->tmp_output_bytes, bytes);
+		UNIT_ADD(proc->units[0], tmp_output_bytes, bytes);
+		UNIT_ADD(proc->units[1], tmp_output_bytes, bytes);
+	}
+}
+
+/* The current task's process, where it may be tracked (current_tracked) and is. */
+static __always_inline struct um_proc *current_proc(void)
+{
+	__u32 tgid;
+
+	if (!current_tracked())
+		return NULL;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+/*
+ * The current thread of proc begins its exit: the pages its CPU holds for it are charged, and,
+ * before the kernel wakes a joiner (at the exit's mm release), a unit that opens from now on
+ * does not count it; once, however many ways in.
+ */
+static __always_inline void exit_begins(struct um_proc *proc)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	cpu_pending_charge(bpf_get_smp_processor_id(), tid, proc);
+	if (th && !th->exit_called) {
+		th->exit_called = 1;
+		__sync_fetch_and_add(&proc->active_threads, -1);
+	}
+}
+
+/* A tracked thread begins a fork: the first unknown mm it touches is its child's (rss.bpf.c). */
+static __always_inline void fork_begins(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 none = 0;
+
+	bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
+}
+
+/* The fork returned: the child was bound in sched_process_fork, before this. */
+static __always_inline void fork_ends(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&pending_mm, &tid);
+}
+
+/* The functions the calls go through (loaded where trampolines attach). */
+
+SEC("fexit/vfs_write")
+int BPF_PROG(handle_vfs_write, struct file *file, const char *buf, size_t count, loff_t *pos,
+	     ssize_t ret)
+{
+	struct um_proc *proc;
+
+	/* every write of the machine comes here: the count and the mark before any lookup */
+	if (ret <= 0 || !(proc = current_proc()))
+		return 0;
+	write_count(proc, file_write_kind(file, proc->group), ret);
+	return 0;
+}
+
+SEC("fexit/vfs_writev")
+int BPF_PROG(handle_vfs_writev, struct file *file, const void *vec, unsigned long vlen,
+	     loff_t *pos, int flags, ssize_t ret)
+{
+	struct um_proc *proc;
+
+	if (ret <= 0 || !(proc = current_proc()))
+		return 0;
+	write_count(proc, file_write_kind(file, proc->group), ret);
+	return 0;
+}
+
+SEC("fentry/kernel_clone")
+int BPF_PROG(handle_clone_entry)
+{
+	if (current_proc())
+		fork_begins();
+	return 0;
+}
+
+SEC("fexit/kernel_clone")
+int BPF_PROG(handle_clone_return)
+{
+	if (current_tracked())
+		fork_ends();
+	return 0;
+}
+
+/* every way a thread ends: exit, exit_group, a fatal signal, another thread's exit_group or exec */
+SEC("fentry/do_exit")
+int BPF_PROG(handle_exit_entry)
+{
+	struct um_proc *proc = current_proc();
+
+	if (proc)
+		exit_begins(proc);
+	return 0;
+}
+
+/* The system call tracepoints (loaded where trampolines do not attach). */
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 pid_tgid;
-	__u32 tgid, tid, mark;
-
 	struct um_proc *proc;
+	__u32 mark;
 
 	/* a tracked thread running where its CPU's entry names another: a switch-in not seen */
 	if (trust_marks && cpu_running_current(bpf_get_smp_processor_id()) < 0 && current_marked())
 		thread_switch_in_late();
 	/* every write, fork and exit of the machine comes here: the mark before any hash lookup */
-	if ((!is_write(id) && !is_fork(id) && id != NR_exit && id != NR_exit_group) ||
-	    !current_tracked())
+	if (!is_write(id) && !is_fork(id) && id != NR_exit && id != NR_exit_group)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
-	tgid = pid_tgid >> 32;
-	tid = (__u32)pid_tgid;
-	proc = bpf_map_lookup_elem(&procs, &tgid);
+	proc = current_proc();
 	if (!proc)
 		return 0;
 	if (id == NR_exit || id == NR_exit_group) {
-		struct um_thread *th = bpf_map_lookup_elem(&threads, &tid);
-
-		cpu_pending_charge(bpf_get_smp_processor_id(), tid, proc);
-		/* before the kernel wakes a joiner (at the exit's mm release): from now on a unit
-		 * that opens does not count this thread; the syscall never returns, so once */
-		if (th && !th->exit_called) {
-			th->exit_called = 1;
-			__sync_fetch_and_add(&proc->active_threads, -1);
-		}
+		exit_begins(proc);
 	} else if (is_fork(id)) {
-		__u64 none = 0;
-
-		bpf_map_update_elem(&pending_mm, &tid, &none, BPF_ANY);
+		fork_begins();
 	} else {
-		mark = write_kind(PT_REGS_PARM1_CORE_SYSCALL(regs), proc->group);
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+		mark = file_write_kind(fd_file(PT_REGS_PARM1_CORE_SYSCALL(regs)), proc->group);
 		if (mark)
 			bpf_map_update_elem(&pending_write, &tid, &mark, BPF_ANY);
 	}
@@ -192,37 +301,25 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
 	long id = SYSCALL_NR(regs); /* a direct load: this runs at every syscall's return */
-	__u64 pid_tgid;
-	__u32 tgid, tid, *kind;
+	__u32 tgid, tid, *pending, kind;
 	struct um_proc *proc;
-	bool under_tmp;
 
 	/* only a tracked thread's enter left a pending entry to settle */
 	if ((!is_write(id) && !is_fork(id)) || !current_tracked())
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
-	tid = (__u32)pid_tgid;
 	if (is_fork(id)) {
-		/* the child was bound in sched_process_fork, before this return */
-		bpf_map_delete_elem(&pending_mm, &tid);
+		fork_ends();
 		return 0;
 	}
-	kind = bpf_map_lookup_elem(&pending_write, &tid);
-	if (!kind)
+	tid = (__u32)bpf_get_current_pid_tgid();
+	pending = bpf_map_lookup_elem(&pending_write, &tid);
+	if (!pending)
 		return 0;
-	under_tmp = *kind == UM_WRITE_TMP_DIR;
+	kind = *pending;
 	bpf_map_delete_elem(&pending_write, &tid);
-	tgid = pid_tgid >> 32;
+	tgid = bpf_get_current_pid_tgid() >> 32;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc || ret <= 0)
-		return 0;
-	__sync_fetch_and_add(&proc->output_bytes, ret);
-	UNIT_ADD(proc->units[0], output_bytes, ret);
-	UNIT_ADD(proc->units[1], output_bytes, ret);
-	if (under_tmp) {
-		__sync_fetch_and_add(&proc->tmp_output_bytes, ret);
-		UNIT_ADD(proc->units[0], tmp_output_bytes, ret);
-		UNIT_ADD(proc->units[1], tmp_output_bytes, ret);
-	}
+	if (proc)
+		write_count(proc, kind, ret);
 	return 0;
 }

@@ -474,13 +474,13 @@ Test(run, kernel_features_kept_per_boot_and_trusted_only_from_root)
 	cr_assert_eq(run_true(NULL), 0, "a traced run failed");
 	record = slurp_file(path);
 	cr_assert_not_null(record, "no feature record at %s", path);
-	snprintf(head, sizeof(head), "unitmeter-kernel-features 4 %s %s ", boot, u.release);
+	snprintf(head, sizeof(head), "unitmeter-kernel-features 5 %s %s ", boot, u.release);
 	cr_assert_eq(strncmp(record, head, strlen(head)), 0, "record '%s', expected '%s...'", record,
 		     head);
-	/* eleven features, then the fault hook, one digit each */
+	/* thirteen features, then the fault hook, one digit each */
 	bits = record + strlen(head);
-	cr_expect_geq(strspn(bits, "01"), 11, "record '%s'", record);
-	cr_expect(bits[11] >= '0' && bits[11] <= '2' && !strcmp(bits + 12, "\n"), "record '%s'",
+	cr_expect_geq(strspn(bits, "01"), 13, "record '%s'", record);
+	cr_expect(bits[13] >= '0' && bits[13] <= '2' && !strcmp(bits + 14, "\n"), "record '%s'",
 		  record);
 	cr_expect_eq(bits[0], '1', "the ring buffer, which the run used, recorded absent");
 	cr_assert_eq(stat(path, &st), 0);
@@ -507,9 +507,9 @@ Test(run, kernel_features_kept_per_boot_and_trusted_only_from_root)
 	cr_expect(!(st.st_mode & 022), "rewritten with mode %o", (unsigned)(st.st_mode & 0777));
 
 	/* a record of another format, whatever its digits, is probed again and rewritten: the
-	 * tampered features under format 3's head */
+	 * tampered features under format 4's head */
 	free(now);
-	snprintf(head, sizeof(head), "unitmeter-kernel-features 3 %s %s 0%s", boot, u.release,
+	snprintf(head, sizeof(head), "unitmeter-kernel-features 4 %s %s 0%s", boot, u.release,
 		 bits + 1);
 	write_text(path, head);
 	chmod(path, 0644);

@@ -792,6 +792,91 @@ Test(units, tmp_output_bytes_count_writes_under_the_tmp_dir_only)
 	um_result_free(&r);
 }
 
+/* What `unitmeter check` says writes, forks and exits are seen at: "functions" or "tracepoints". */
+static const char *syscall_hooks_offered(void)
+{
+	struct um_result r;
+	const char *hooks;
+
+	um_run(&r, false, (const char *[]){ "check", NULL });
+	cr_assert_not_null(strstr(r.out, "writes, forks and exits seen at"), "%s", r.out);
+	hooks = strstr(r.out, "fexit/fentry of vfs_write") ? "functions" : "tracepoints";
+	um_result_free(&r);
+	return hooks;
+}
+
+/*
+ * Writes, forks and exits are seen at the kernel functions the calls go through where fexit
+ * attaches, else at the syscall tracepoints, which every syscall of the node pays for
+ * (bpf/syscalls.bpf.c). Each way that attaches here counts alike: the writer's four calls
+ * (write, pwrite, writev, pwritev; stdout and /dev/null not counted) under --tmp-dir and
+ * outside it, and a forked child's RSS from its fork on (its copy of the parent's pages, seen
+ * while the parent is inside the fork). A run takes the functions wherever check says so.
+ */
+Test(units, writes_and_forks_alike_at_the_functions_and_the_tracepoints)
+{
+	static const char *const hooks[] = { "functions", "tracepoints" };
+	const char *offered = syscall_hooks_offered();
+	char tmp[128], file[192], outside[160];
+	struct um_result r;
+
+	make_dir(tmp, sizeof(tmp), "hooks");
+	snprintf(file, sizeof(file), "%s/written", tmp);
+	snprintf(outside, sizeof(outside), "/var/tmp/um-hooks-outside-%d", getpid());
+	for (size_t h = 0; h < 2; h++) {
+		json_t *run, *child;
+		size_t i;
+
+		if (!strcmp(hooks[h], "functions") && strcmp(offered, "functions")) {
+			cr_log_info("fexit does not attach here: the functions are tried in the kernel "
+				    "matrix (make vmtest)");
+			continue;
+		}
+		setenv("UNITMETER_SYSCALL_HOOKS", hooks[h], 1);
+		for (int under = 1; under >= 0; under--) {
+			um_run(&r, true, (const char *[]){ "run", "-q", "--tmp-dir", tmp,
+							   workload("writer"), "--bytes", "1000003",
+							   "--file", under ? file : outside, NULL });
+			cr_assert_eq(r.status, 0, "%s: %s", hooks[h], r.err);
+			cr_assert_not_null(r.truth, "%s: %s", hooks[h], r.out);
+			run = jget(r.manifest, "run");
+			cr_expect_str_eq(json_string_value(jget(jget(run, "tracing"), "syscall_hooks")),
+					 hooks[h]);
+			cr_expect_eq(jnum(run, "output_bytes"), jnum(r.truth, "file_size"),
+				     "%s: %.0f written, the file has %.0f", hooks[h],
+				     jnum(run, "output_bytes"), jnum(r.truth, "file_size"));
+			cr_expect_eq(jnum(run, "tmp_output_bytes"), under ? jnum(r.truth, "file_size") : 0,
+				     "%s, %s the tmp dir: %.0f", hooks[h], under ? "under" : "outside",
+				     jnum(run, "tmp_output_bytes"));
+			um_result_free(&r);
+		}
+		um_run(&r, true, (const char *[]){ "run", "-q", workload("forker"), "--parent-mib",
+						   "64", "--children", "2", "--child-mib", "0",
+						   "--cpu-ms", "10", NULL });
+		cr_assert_eq(r.status, 0, "%s: %s", hooks[h], r.err);
+		cr_assert_not_null(r.truth, "%s: %s", hooks[h], r.out);
+		json_array_foreach(jget(r.truth, "children"), i, child) {
+			double peak = jnum(proc_record(r.manifest, (long)jnum(child, "pid")),
+					   "peak_rss_bytes");
+			double at_fork = jnum(child, "rss_at_fork_bytes");
+
+			cr_expect(within(peak, at_fork, 0.01, MIB_F),
+				  "%s: child peak %.0f, its RSS read after the fork %.0f", hooks[h], peak,
+				  at_fork);
+		}
+		um_result_free(&r);
+	}
+	unsetenv("UNITMETER_SYSCALL_HOOKS");
+	um_run(&r, true, (const char *[]){ "run", "-q", "/bin/true", NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(json_string_value(jget(jget(jget(r.manifest, "run"), "tracing"),
+						"syscall_hooks")), offered);
+	um_result_free(&r);
+	cr_expect_eq(unlink(file), 0);
+	cr_expect_eq(unlink(outside), 0);
+	cr_expect_eq(rmdir(tmp), 0);
+}
+
 /* A tmp dir that does not exist: the figure is null, not 0, and the manifest says why. */
 Test(units, tmp_output_bytes_null_without_a_tmp_dir)
 {

@@ -282,10 +282,14 @@ static json_t *run_json(const struct run_record *r)
 	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
 	 * updates ran unlocked, and a figure they touched may be off by one change */
 	json_object_set_new(run, "tracing",
-			    json_pack("{s:s, s:b, s:I, s:s, s:s}", "build", c->build ? c->build : "none",
+			    json_pack("{s:s, s:b, s:I, s:s, s:s, s:s}", "build",
+				      c->build ? c->build : "none",
 				      "thread_rss_caches", c->thread_rss_caches,
 				      "lock_timeouts", (json_int_t)c->lock_timeouts,
 				      "uprobe_links", c->uprobe_links ? c->uprobe_links : "none",
+				      /* functions: fexit/fentry of the calls; tracepoints: sys_enter and
+				       * sys_exit, which every syscall of the node pays while attached */
+				      "syscall_hooks", c->syscall_hooks ? c->syscall_hooks : "none",
 				      /* node: a group of the node's one set (its counters the node's,
 				       * their change while this run traced); run: programs of its own */
 				      "programs", c->programs_shared ? "node" : "run"));

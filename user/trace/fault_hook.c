@@ -40,15 +40,25 @@ static bool attaches(bool fexit)
 	return link != NULL;
 }
 
-enum fault_hook fault_hook_try(void)
+/* A refused attach is an answer here, not an error: libbpf's warning is not shown. */
+static bool attaches_quietly(bool fexit)
 {
-	/* a refused attach is an answer here, not an error: libbpf's warning is not shown */
 	libbpf_print_fn_t print = libbpf_set_print(NULL);
-	enum fault_hook hook = attaches(true)  ? FAULT_HOOK_FEXIT :
-			       attaches(false) ? FAULT_HOOK_KRETPROBE : FAULT_HOOK_NONE;
+	bool ok = attaches(fexit);
 
 	libbpf_set_print(print);
-	return hook;
+	return ok;
+}
+
+bool fault_hook_fexit_attaches(void)
+{
+	return attaches_quietly(true);
+}
+
+enum fault_hook fault_hook_try(bool fexit_attaches)
+{
+	return fexit_attaches		? FAULT_HOOK_FEXIT :
+	       attaches_quietly(false) ? FAULT_HOOK_KRETPROBE : FAULT_HOOK_NONE;
 }
 
 const char *fault_hook_name(enum fault_hook hook)

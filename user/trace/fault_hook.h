@@ -8,6 +8,7 @@
 #ifndef UM_FAULT_HOOK_H
 #define UM_FAULT_HOOK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 enum fault_hook {
@@ -16,8 +17,16 @@ enum fault_hook {
 	FAULT_HOOK_KRETPROBE /* kretprobe/handle_mm_fault: a trap at the return, slower per fault */
 };
 
-/* Attach fexit, else a kretprobe, to handle_mm_fault (empty programs, detached at once); root. */
-enum fault_hook fault_hook_try(void);
+/*
+ * Whether an fexit program attaches here (ftrace direct calls: a trampoline), tried on
+ * handle_mm_fault with an empty program detached at once; root. Every fexit and fentry of the
+ * programs needs the same, so the one trial answers for them all.
+ */
+bool fault_hook_fexit_attaches(void);
+
+/* The hook where the thread caches need one: fexit where it attaches (fexit_attaches, from
+ * the trial above), else a kretprobe, tried the same way; root. */
+enum fault_hook fault_hook_try(bool fexit_attaches);
 
 const char *fault_hook_name(enum fault_hook hook);
 

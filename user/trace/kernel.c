@@ -162,6 +162,14 @@ bool kernel_build_has_bpf_of_5_17(enum kernel_build build)
 }
 
 /* Read once per process: the precheck and the tracer both ask, and the probes load programs. */
+/* A setting that overrode the kernel's choice, kept for the load's error (k->forced). */
+static void note_forced(struct kernel_features *k, const char *name, const char *value)
+{
+	size_t used = strlen(k->forced);
+
+	snprintf(k->forced + used, sizeof(k->forced) - used, "%s%s=%s", used ? " " : "", name, value);
+}
+
 /*
  * UNITMETER_BUILD=per-cpu|thread-cache|baseline loads that build whatever the kernel offers: for
  * testing that the matrix catches the wrong one (make vmtest), never needed to trace.
@@ -172,6 +180,7 @@ static void force_build(struct kernel_features *k)
 
 	if (!forced || k->build == KERNEL_BUILD_NONE)
 		return;
+	note_forced(k, "UNITMETER_BUILD", forced);
 	if (strcmp(forced, "per-cpu") == 0)
 		k->build = KERNEL_BUILD_PER_CPU;
 	else if (strcmp(forced, "thread-cache") == 0)
@@ -190,10 +199,28 @@ static void force_fault_hook(struct kernel_features *k)
 
 	if (!forced || k->build == KERNEL_BUILD_NONE)
 		return;
+	note_forced(k, "UNITMETER_FAULT_HOOK", forced);
 	if (strcmp(forced, "fexit") == 0)
 		k->fault_hook = FAULT_HOOK_FEXIT;
 	else if (strcmp(forced, "kretprobe") == 0)
 		k->fault_hook = FAULT_HOOK_KRETPROBE;
+}
+
+/*
+ * UNITMETER_SYSCALL_HOOKS=functions|tracepoints loads those hooks whatever the kernel offers:
+ * for the bench's comparison, and for testing that both count alike where both attach.
+ */
+static void force_syscall_hooks(struct kernel_features *k)
+{
+	const char *forced = getenv("UNITMETER_SYSCALL_HOOKS");
+
+	if (!forced)
+		return;
+	note_forced(k, "UNITMETER_SYSCALL_HOOKS", forced);
+	if (strcmp(forced, "functions") == 0)
+		k->syscall_hooks = SYSCALL_HOOKS_FUNCTIONS;
+	else if (strcmp(forced, "tracepoints") == 0)
+		k->syscall_hooks = SYSCALL_HOOKS_TRACEPOINTS;
 }
 
 /*
@@ -226,14 +253,15 @@ static bool boot_id(char *id, size_t len)
 }
 
 /* The probed features the record keeps, in its order (a digit each, then the fault hook). */
-#define CACHED_FEATURES 11
+#define CACHED_FEATURES 13
 
 static void cached_features(struct kernel_features *k, bool *fields[CACHED_FEATURES])
 {
 	bool *all[CACHED_FEATURES] = { &k->ringbuf, &k->task_storage, &k->fetch_atomics,
 				       &k->current_task_btf, &k->attach_cookie, &k->percpu_lookup,
 				       &k->per_cpu_mm_counters, &k->thread_rss_caches,
-				       &k->kfunc_rdonly_cast, &k->uprobe_multi, &k->bpf_loop };
+				       &k->kfunc_rdonly_cast, &k->uprobe_multi, &k->bpf_loop,
+				       &k->fexit, &k->syscall_functions };
 
 	memcpy(fields, all, sizeof(all));
 }
@@ -249,7 +277,7 @@ static void cache_line(struct kernel_features *k, const char *boot, char *line, 
 		bits[i] = *fields[i] ? '1' : '0';
 	bits[CACHED_FEATURES] = (char)('0' + k->fault_hook);
 	bits[CACHED_FEATURES + 1] = '\0';
-	snprintf(line, len, "unitmeter-kernel-features 4 %s %s %s\n", boot, k->release, bits);
+	snprintf(line, len, "unitmeter-kernel-features 5 %s %s %s\n", boot, k->release, bits);
 }
 
 static bool fresh_read;
@@ -274,7 +302,7 @@ static bool cache_read(struct kernel_features *k)
 	text = um_read_text(path);
 	if (!text)
 		return false;
-	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 4 %s %s ", boot,
+	snprintf(want_head, sizeof(want_head), "unitmeter-kernel-features 5 %s %s ", boot,
 		 k->release);
 	head_len = strlen(want_head);
 	bits = text + head_len;
@@ -358,9 +386,16 @@ void kernel_features_read(struct kernel_features *k)
 		k->per_cpu_mm_counters = member_kind(btf, "mm_struct", "rss_stat") == BTF_KIND_ARRAY;
 		k->thread_rss_caches = member_kind(btf, "task_struct", "rss_stat") == BTF_KIND_STRUCT;
 		k->kfunc_rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-		/* tried only where the builds with thread caches need it: an attach is no BTF lookup */
+		k->syscall_functions = btf__find_by_name_kind(btf, "vfs_write", BTF_KIND_FUNC) > 0 &&
+				       btf__find_by_name_kind(btf, "vfs_writev", BTF_KIND_FUNC) > 0 &&
+				       btf__find_by_name_kind(btf, "kernel_clone", BTF_KIND_FUNC) > 0 &&
+				       btf__find_by_name_kind(btf, "do_exit", BTF_KIND_FUNC) > 0;
+		/* an attach is no BTF lookup: tried once a boot (the record below) */
+		if (k->root)
+			k->fexit = fault_hook_fexit_attaches();
+		/* the kretprobe only where the builds with thread caches need a fault hook */
 		if (k->root && k->thread_rss_caches)
-			k->fault_hook = fault_hook_try();
+			k->fault_hook = fault_hook_try(k->fexit);
 		btf__free(btf);
 		/* a fault hook's trial that failed is not kept: the next run tries again */
 		if (k->root && !(k->thread_rss_caches && k->fault_hook == FAULT_HOOK_NONE))
@@ -370,6 +405,9 @@ probed:
 	kernel_choose_build(k);
 	force_build(k);
 	force_fault_hook(k);
+	k->syscall_hooks = k->fexit && k->syscall_functions ? SYSCALL_HOOKS_FUNCTIONS
+							    : SYSCALL_HOOKS_TRACEPOINTS;
+	force_syscall_hooks(k);
 	once = *k;
 	read = true;
 }
@@ -386,6 +424,11 @@ const char *kernel_build_name(enum kernel_build build)
 	default:
 		return "none";
 	}
+}
+
+const char *syscall_hooks_name(enum syscall_hooks hooks)
+{
+	return hooks == SYSCALL_HOOKS_FUNCTIONS ? "functions" : "tracepoints";
 }
 
 static const char *yes_no(bool b)
@@ -421,6 +464,15 @@ void kernel_features_print(FILE *out, const struct kernel_features *k)
 		k->fault_hook == FAULT_HOOK_KRETPROBE ? "kretprobe (fexit refused: no ftrace direct "
 							"calls; a trap per fault, slower)" :
 		k->thread_rss_caches ? "none attaches" : "not needed (no thread caches)");
+	fprintf(out, "  %-44s %s\n", "writes, forks and exits seen at",
+		k->syscall_hooks == SYSCALL_HOOKS_FUNCTIONS ?
+			"fexit/fentry of vfs_write, vfs_writev, kernel_clone, do_exit" :
+		!k->fexit ? "the sys_enter/sys_exit tracepoints (fexit refused: every system call "
+			    "of the node takes their slow path while a run traces)" :
+		!k->syscall_functions ? "the sys_enter/sys_exit tracepoints (a function missing "
+					"from the BTF: every system call of the node takes their "
+					"slow path while a run traces)" :
+					"the sys_enter/sys_exit tracepoints (UNITMETER_SYSCALL_HOOKS)");
 	fprintf(out, "  %-44s %s\n", "BPF atomic fetch operations", yes_no(k->fetch_atomics));
 	fprintf(out, "  %-44s %s\n", "task storage maps", yes_no(k->task_storage));
 	fprintf(out, "  %-44s %s\n", "bpf_get_current_task_btf", yes_no(k->current_task_btf));

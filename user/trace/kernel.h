@@ -17,6 +17,12 @@
 #include <stdio.h>
 #include "trace/fault_hook.h"
 
+/* Where the programs see a tracked thread's writes, forks and exits (bpf/syscalls.bpf.c). */
+enum syscall_hooks {
+	SYSCALL_HOOKS_FUNCTIONS = 0, /* fexit/fentry of vfs_write(v), kernel_clone, do_exit */
+	SYSCALL_HOOKS_TRACEPOINTS,   /* sys_enter/sys_exit: every syscall of the node pays */
+};
+
 enum kernel_build {
 	KERNEL_BUILD_NONE = 0, /* the kernel cannot be served: kernel_features.refusal says why */
 	KERNEL_BUILD_PER_CPU,
@@ -41,9 +47,13 @@ struct kernel_features {
 	bool percpu_lookup;      /* bpf_map_lookup_percpu_elem (5.19) */
 	bool kfunc_rdonly_cast;  /* kfunc bpf_rdonly_cast (6.2) */
 	bool uprobe_multi;       /* multi-uprobe links, BPF_TRACE_UPROBE_MULTI (6.6) */
+	bool fexit;              /* fexit programs attach (ftrace direct calls; tried once a boot) */
+	bool syscall_functions;  /* vfs_write, vfs_writev, kernel_clone, do_exit in the BTF */
 	enum fault_hook fault_hook; /* what attaches to handle_mm_fault's end (tried where needed) */
+	enum syscall_hooks syscall_hooks; /* the functions where fexit attaches to them all */
 	enum kernel_build build;
 	char refusal[512];       /* one line: what is missing and what would serve */
+	char forced[160];        /* the UNITMETER_* settings that overrode a choice, or "" */
 };
 
 /*
@@ -58,6 +68,8 @@ void kernel_features_fresh(void);
 void kernel_choose_build(struct kernel_features *k);
 
 const char *kernel_build_name(enum kernel_build build);
+/* "functions" or "tracepoints" (the manifest's run.tracing.syscall_hooks) */
+const char *syscall_hooks_name(enum syscall_hooks hooks);
 
 /*
  * Whether the build's programs have the BPF of 5.17, which the baseline's lack

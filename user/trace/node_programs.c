@@ -45,7 +45,8 @@ void node_programs_name(struct node_programs *np, const struct unitmeter_bpf *sk
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	/* what the load depends on beyond the bytes: the build's choices and the machine's */
-	uint64_t choices[] = { k->build, k->thread_rss_caches, k->fault_hook, uprobe_multi,
+	uint64_t choices[] = { k->build, k->thread_rss_caches, k->fault_hook, k->syscall_hooks,
+			       uprobe_multi,
 			       (uint64_t)libbpf_num_possible_cpus(), (uint64_t)sysconf(_SC_PAGESIZE),
 			       sizeof(struct um_group), UM_MAX_GROUPS };
 

@@ -297,6 +297,7 @@ static void choose_programs(struct tracer *t, bool node)
 {
 	const struct tracer_config *cfg = t->cfg;
 	bool cookies = kernel_build_has_bpf_of_5_17(t->kernel.build), natives = node, markers = node;
+	bool functions;
 	struct bpf_program *prog;
 
 	for (size_t i = 0; i < cfg->n_targets; i++) {
@@ -325,6 +326,15 @@ static void choose_programs(struct tracer *t, bool node)
 				  t->kernel.thread_rss_caches &&
 					  t->kernel.fault_hook == FAULT_HOOK_KRETPROBE);
 	t->skel->rodata->thread_rss_caches = t->kernel.thread_rss_caches;
+	/* writes, forks and exits: at the functions, else at every syscall (bpf/syscalls.bpf.c) */
+	functions = t->kernel.syscall_hooks == SYSCALL_HOOKS_FUNCTIONS;
+	bpf_program__set_autoload(t->skel->progs.handle_vfs_write, functions);
+	bpf_program__set_autoload(t->skel->progs.handle_vfs_writev, functions);
+	bpf_program__set_autoload(t->skel->progs.handle_clone_entry, functions);
+	bpf_program__set_autoload(t->skel->progs.handle_clone_return, functions);
+	bpf_program__set_autoload(t->skel->progs.handle_exit_entry, functions);
+	bpf_program__set_autoload(t->skel->progs.handle_sys_enter, !functions);
+	bpf_program__set_autoload(t->skel->progs.handle_sys_exit, !functions);
 	/* the GPU programs only where a driver library was found to probe (tracer__open) */
 	bpf_object__for_each_program(prog, t->skel->obj)
 		if (strncmp(bpf_program__name(prog), "gpu_", 4) == 0)
@@ -414,10 +424,12 @@ static int skel_load(struct tracer *t)
 			um_err("loading the BPF programs was refused (%s): run as root, or with "
 			       "CAP_BPF and CAP_PERFMON", bpf_words(err, &words));
 		else
-			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (run "
-			       "'unitmeter check' for what this kernel offers, -vv for the verifier's "
-			       "log)", kernel_build_name(t->kernel.build), t->kernel.release,
-			       bpf_words(err, &words));
+			um_err("cannot load the %s build of the BPF programs on kernel %s: %s (%s%s%s"
+			       "run 'unitmeter check' for what this kernel offers, -vv for the "
+			       "verifier's log)", kernel_build_name(t->kernel.build), t->kernel.release,
+			       bpf_words(err, &words), t->kernel.forced[0] ? "forced by " : "",
+			       t->kernel.forced[0] ? t->kernel.forced : "",
+			       t->kernel.forced[0] ? "; " : "");
 		return err;
 	}
 	if (t->kernel.build == KERNEL_BUILD_PER_CPU)
@@ -1212,6 +1224,7 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->build = kernel_build_name(t->kernel.build);
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 	c->uprobe_links = t->uprobe_multi ? "multi" : "perf";
+	c->syscall_hooks = syscall_hooks_name(t->kernel.syscall_hooks);
 	gpu_counters_read(t->skel, &c->gpu);
 	snprintf(c->gpu.library, sizeof(c->gpu.library), "%s", t->gpu_library);
 }

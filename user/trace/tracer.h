@@ -100,6 +100,7 @@ struct tracer_counters {
 	uint64_t charge_unwatched; /* units open while every watcher was taken: charge null */
 	const char *build;      /* the programs loaded: "per-cpu", "thread-cache" or "baseline" */
 	const char *uprobe_links; /* how the uprobes were attached: "multi" or "perf" (uprobe_link.h) */
+	const char *syscall_hooks; /* where writes, forks, exits are seen: syscall_hooks_name() */
 	bool thread_rss_caches; /* the kernel's threads cache RSS changes, read at each fault's end */
 	struct gpu_counters gpu; /* device memory through the CUDA driver API */
 	size_t n_progs;
