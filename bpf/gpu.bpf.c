@@ -12,30 +12,25 @@
  * or cuCtxCreate make it current), or, for cuMemCreate, its prop's location. A context made
  * current any other way (cuCtxPushCurrent, one made before tracing began) leaves the device
  * unknown: UM_GPU_UNKNOWN_DEVICE, null in the outputs.
+ *
+ * Every run of the node's one set attaches probes of its own to its driver library, its group
+ * in the cookie's high half: an entry probe saves a call only for a process of its own group,
+ * so a call is counted once however many runs probe the library; its return is taken by the
+ * first return probe that finds it saved. The group's figures are in its um_group.
  */
 #include "gpu.bpf.h"
 
 /* CUmemLocationType's CU_MEM_LOCATION_TYPE_DEVICE (cuda.h) */
 #define UM_CU_LOCATION_DEVICE 1
 
-/* The group's live device bytes and their peaks, for the run's figures (read at the end). */
-struct um_gpu_live gpu_group_live;
-__u64 gpu_group_peak_device[UM_GPU_SLOTS];
-__u64 gpu_group_peak_total;
-__u64 gpu_group_peak_managed;
-/* driver calls seen return: all of them, and those that failed (nothing accounted) */
-__u64 gpu_calls_seen;
-__u64 gpu_calls_failed;
-/* a successful free of an address or handle whose allocation was not seen (made before the
- * tracing began, or by a call not probed): nothing to take off */
-__u64 gpu_unknown_frees;
-
-static __always_inline int gpu_call_save(struct um_gpu_call_args *args)
+/* Save a call of a process of the probe's group (UM_ANY_GROUP: the only one) for its return. */
+static __always_inline int gpu_call_save(__u32 group, struct um_gpu_call_args *args)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u32 tgid = current_tgid();
+	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 
-	if (!bpf_map_lookup_elem(&procs, &tgid))
+	if (!proc || (group != UM_ANY_GROUP && proc->group != group))
 		return 0;
 	/* a nested call of the same thread (none in the driver's API) would replace it */
 	if (bpf_map_update_elem(&gpu_calls, &tid, args, BPF_ANY))
@@ -48,7 +43,7 @@ int BPF_KPROBE(gpu_alloc_enter, __u64 dptr, __u64 bytes)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_ALLOC, .out = dptr, .bytes = bytes };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -56,7 +51,7 @@ int BPF_KPROBE(gpu_managed_enter, __u64 dptr, __u64 bytes)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_MANAGED, .out = dptr, .bytes = bytes };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -65,7 +60,7 @@ int BPF_KPROBE(gpu_pitch_enter, __u64 dptr, __u64 pitch, __u64 width, __u64 heig
 	struct um_gpu_call_args args = { .call = UM_GPU_PITCH, .out = dptr, .bytes = height,
 					 .pitch_out = pitch };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 /* cuMemCreate: only a device-located allocation is device memory (prop->location, offset 8) */
@@ -80,7 +75,7 @@ int BPF_KPROBE(gpu_create_enter, __u64 handle, __u64 bytes, __u64 prop)
 		return 0;
 	args.device = location[1] >= 0 && location[1] < UM_GPU_DEVICES ? location[1] :
 		      UM_GPU_UNKNOWN_DEVICE;
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -88,7 +83,7 @@ int BPF_KPROBE(gpu_free_enter, __u64 dptr)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_FREE, .out = dptr };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -96,7 +91,7 @@ int BPF_KPROBE(gpu_release_enter, __u64 handle)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_RELEASE, .out = handle };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -104,7 +99,7 @@ int BPF_KPROBE(gpu_ctx_retain_enter, __u64 context, __s32 device)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_CTX_RETAIN, .out = context, .device = device };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -112,7 +107,7 @@ int BPF_KPROBE(gpu_ctx_create_enter, __u64 context, __u32 flags, __s32 device)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_CTX_CREATE, .out = context, .device = device };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 SEC("uprobe")
@@ -120,7 +115,7 @@ int BPF_KPROBE(gpu_ctx_set_enter, __u64 context)
 {
 	struct um_gpu_call_args args = { .call = UM_GPU_CTX_SET, .out = context };
 
-	return gpu_call_save(&args);
+	return gpu_call_save(um_probe_group(ctx), &args);
 }
 
 /* An open unit's figures, its owner given an entry first (the unit's start is read from it). */
@@ -138,15 +133,17 @@ static __always_inline struct um_gpu_unit *gpu_unit_started_locked(__u64 id)
 	return gpu_unit_locked(id);
 }
 
-/* A change of a process's device bytes: its own, the group's and its open units'. */
+/* A change of a process's device bytes: its own, its group's and its open units'. */
 static __always_inline void gpu_change_locked(__u32 tgid, __u32 slot, __s64 bytes)
 {
 	struct um_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 	struct um_gpu_unit *units[UM_SCOPE_DEPTH] = {};
 	struct um_gpu_live none = {}, *live;
+	struct um_group *g;
 
 	if (!proc)
 		return;
+	g = group_get(proc->group);
 	/* the units' start is the owner's figure before this change */
 	units[0] = gpu_unit_started_locked(proc->units[0]);
 	units[1] = gpu_unit_started_locked(proc->units[1]);
@@ -158,8 +155,9 @@ static __always_inline void gpu_change_locked(__u32 tgid, __u32 slot, __s64 byte
 			return;
 	}
 	gpu_live_apply(live, NULL, NULL, NULL, slot, bytes);
-	gpu_live_apply(&gpu_group_live, gpu_group_peak_device, &gpu_group_peak_total,
-		       &gpu_group_peak_managed, slot, bytes);
+	if (g)
+		gpu_live_apply(&g->gpu_live, g->gpu_peak_device, &g->gpu_peak_total,
+			       &g->gpu_peak_managed, slot, bytes);
 	for (int i = 0; i < UM_SCOPE_DEPTH; i++)
 		if (units[i])
 			gpu_live_apply(&units[i]->live, units[i]->peak_device,
@@ -201,7 +199,8 @@ static __always_inline void gpu_allocated_locked(__u32 tgid, __u32 tid,
 	gpu_change_locked(tgid, alloc.slot, bytes);
 }
 
-static __always_inline void gpu_freed_locked(__u32 tgid, struct um_gpu_call_args *args)
+static __always_inline void gpu_freed_locked(__u32 tgid, struct um_gpu_call_args *args,
+					     struct um_group *g)
 {
 	struct um_gpu_key key = { .tgid = tgid, .kind = args->call == UM_GPU_RELEASE,
 				  .id = args->out };
@@ -211,8 +210,8 @@ static __always_inline void gpu_freed_locked(__u32 tgid, struct um_gpu_call_args
 
 	if (!alloc) {
 		/* freeing 0 is a no-op the API allows */
-		if (args->out)
-			__sync_fetch_and_add(&gpu_unknown_frees, 1);
+		if (args->out && g)
+			__sync_fetch_and_add(&g->gpu_unknown_frees, 1);
 		return;
 	}
 	bytes = alloc->bytes;
@@ -246,16 +245,23 @@ int BPF_KRETPROBE(gpu_return, __s32 rc)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), tgid = current_tgid();
 	struct um_gpu_call_args args, *saved = bpf_map_lookup_elem(&gpu_calls, &tid);
+	struct um_proc *proc;
+	struct um_group *g;
 	__u64 pitch = 0;
 	bool held;
 
+	/* saved by an entry probe of the process's group; taken by the first return that sees it */
 	if (!saved)
 		return 0;
 	args = *saved;
 	bpf_map_delete_elem(&gpu_calls, &tid);
-	__sync_fetch_and_add(&gpu_calls_seen, 1);
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	g = proc ? group_get(proc->group) : NULL;
+	if (g)
+		__sync_fetch_and_add(&g->gpu_calls_seen, 1);
 	if (rc != 0) { /* CUDA_SUCCESS: anything else allocated or freed nothing */
-		__sync_fetch_and_add(&gpu_calls_failed, 1);
+		if (g)
+			__sync_fetch_and_add(&g->gpu_calls_failed, 1);
 		return 0;
 	}
 	held = um_lock();
@@ -272,7 +278,7 @@ int BPF_KRETPROBE(gpu_return, __s32 rc)
 		break;
 	case UM_GPU_FREE:
 	case UM_GPU_RELEASE:
-		gpu_freed_locked(tgid, &args);
+		gpu_freed_locked(tgid, &args, g);
 		break;
 	default:
 		gpu_context_locked(tgid, tid, &args);

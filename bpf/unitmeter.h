@@ -351,6 +351,13 @@ struct um_unit {
 	__u32 pad;
 };
 
+/* Live device bytes of a scope: a process (gpu_procs), an open unit (gpu_units) or a group. */
+struct um_gpu_live {
+	__s64 device[UM_GPU_SLOTS];
+	__s64 total;
+	__s64 managed;
+};
+
 /*
  * A run: one group of tracked processes, a slot of the groups map (maps.bpf.c). Its processes,
  * threads, mms and units carry its tag; its records go to its own ring and its memory timeline
@@ -389,13 +396,22 @@ struct um_group {
 	__u64 charge_watermark_start_bytes;
 	__u64 charge_watermark_last_bytes;
 	__u64 charge_unwatched;
+	/* device memory through the CUDA driver API (gpu.bpf.c): the group's live bytes and their
+	 * peaks; the driver calls seen return, those that failed, frees of what was not seen */
+	struct um_gpu_live gpu_live;
+	__u64 gpu_peak_device[UM_GPU_SLOTS];
+	__u64 gpu_peak_total;
+	__u64 gpu_peak_managed;
+	__u64 gpu_calls_seen;
+	__u64 gpu_calls_failed;
+	__u64 gpu_unknown_frees;
 	__u64 charge_watchers[UM_CHARGE_WATCHERS];
 	__u32 charge_watchers_used;
 	/* user space only: the slot's runs so far (the tag's high bits), and when the last one
 	 * gave it back (CLOCK_MONOTONIC ns; 0: never) */
 	__u32 generation;
 	__u64 released_ns;
-	__u32 pad[8];
+	__u32 pad[6];
 };
 _Static_assert(sizeof(struct um_group) % 64 == 0, "um_group: whole cache lines");
 
@@ -444,12 +460,6 @@ struct um_gpu_alloc {
 	__u32 pad;
 };
 
-/* Live device bytes of a scope: a process (gpu_procs) or an open unit (gpu_units). */
-struct um_gpu_live {
-	__s64 device[UM_GPU_SLOTS];
-	__s64 total;
-	__s64 managed;
-};
 
 struct um_gpu_unit {
 	__u64 id; /* the unit these figures are of; another id: not started yet */

@@ -6,6 +6,7 @@
  * LD_LIBRARY_PATH unitmeter and the command share.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -111,6 +112,70 @@ Test(gpu, calls_through_cuGetProcAddress_per_thread_stream)
 	cr_assert(json_is_true(jget(r.truth, "ptsz")), "the fake gave no _ptsz exports");
 	um_result_free(&r);
 	expect_calls("gpu_driver", "procaddr");
+}
+
+/*
+ * Two runs of the driver at once, each a group of the node's one set (issue #34): each
+ * attaches its own probes to the one library, and each counts only its own process's calls,
+ * once: the three units' 6, 8 and 4 MiB and the same calls in each, not twice as many.
+ */
+struct gpu_run {
+	pthread_t thread;
+	struct um_result r;
+};
+
+static void *gpu_run_thread(void *arg)
+{
+	struct gpu_run *g = arg;
+	const char *args[] = { "run", "-q", "--unit", "fit_unit", workload("gpu_driver"), "plt",
+			       NULL };
+
+	um_run(&g->r, true, args);
+	return NULL;
+}
+
+Test(gpu, two_runs_at_once_count_their_own_calls_once)
+{
+	static const long long peaks[] = { 6 * MIB, 8 * MIB, 4 * MIB };
+	struct gpu_run runs[2];
+	char dir[512];
+
+	/* in this process, before the threads: each run's unitmeter finds the fake driver, and
+	 * each driver pauses 100 ms a unit, so the two overlap */
+	snprintf(dir, sizeof(dir), "%s/fakecuda",
+		 getenv("WORKLOADS") ? getenv("WORKLOADS") : ".output/workloads");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("GPU_DRIVER_PAUSE_MS", "100", 1);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&runs[i].thread, NULL, gpu_run_thread, &runs[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(runs[i].thread, NULL);
+	for (int i = 0; i < 2; i++) {
+		struct um_result *r = &runs[i].r;
+		json_t *run, *units;
+		const char *build;
+
+		cr_assert_eq(r->status, 0, "run %d: status %d: %s", i, r->status, r->err);
+		cr_assert_not_null(r->manifest, "run %d: %s", i, r->err);
+		run = jget(r->manifest, "run");
+		units = jget(r->manifest, "units");
+		cr_assert_eq(json_array_size(units), 3, "run %d: %zu units", i, json_array_size(units));
+		for (size_t k = 0; k < 3; k++)
+			cr_expect_eq(unit_num(units, k, "peak_gpu_bytes"), peaks[k],
+				     "run %d unit %zu: %lld", i, k, unit_num(units, k, "peak_gpu_bytes"));
+		cr_expect_eq((long long)jnum(run, "peak_gpu_bytes"), 8 * MIB, "run %d: %.0f", i,
+			     jnum(run, "peak_gpu_bytes"));
+		cr_expect_eq(jnum(jget(run, "gpu"), "calls"),
+			     jnum(jget(jget(runs[0].r.manifest, "run"), "gpu"), "calls"),
+			     "run %d: %.0f driver calls", i, jnum(jget(run, "gpu"), "calls"));
+		cr_expect_gt(jnum(jget(run, "gpu"), "calls"), 0);
+		/* the baseline (5.10's BPF, no attach cookies) loads a run's own */
+		build = json_string_value(jget(jget(run, "tracing"), "build"));
+		cr_expect_str_eq(json_string_value(jget(jget(run, "tracing"), "programs")),
+				 build && !strcmp(build, "baseline") ? "run" : "node", "run %d", i);
+	}
+	for (int i = 0; i < 2; i++)
+		um_result_free(&runs[i].r);
 }
 
 Test(gpu, library_dlopened_after_tracing_began)

@@ -5,13 +5,11 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include "common/log.h"
 #include "trace/bpf_words.h"
 #include "trace/gpu_probes.h"
 #include "trace/libfind.h"
 #include "trace/uprobe_link.h"
-#include "unitmeter.skel.h"
 
 #define GPU_LIBRARY "libcuda.so.1"
 
@@ -26,58 +24,44 @@ bool gpu_library_find(pid_t mapped_by, char *path, size_t len)
 	return library_find(GPU_LIBRARY, mapped_by, usable, path, len, NULL, 0);
 }
 
-enum gpu_entry { ALLOC, MANAGED, PITCH, CREATE, FREE, RELEASE, CTX_RETAIN, CTX_CREATE, CTX_SET };
+const char *const gpu_program_names[GPU_PROGRAMS] = {
+	[GPU_ALLOC_ENTER] = "gpu_alloc_enter",
+	[GPU_MANAGED_ENTER] = "gpu_managed_enter",
+	[GPU_PITCH_ENTER] = "gpu_pitch_enter",
+	[GPU_CREATE_ENTER] = "gpu_create_enter",
+	[GPU_FREE_ENTER] = "gpu_free_enter",
+	[GPU_RELEASE_ENTER] = "gpu_release_enter",
+	[GPU_CTX_RETAIN_ENTER] = "gpu_ctx_retain_enter",
+	[GPU_CTX_CREATE_ENTER] = "gpu_ctx_create_enter",
+	[GPU_CTX_SET_ENTER] = "gpu_ctx_set_enter",
+	[GPU_RETURN] = "gpu_return",
+};
 
 /* Every exported name that allocates or frees device memory, or names a thread's device. */
 static const struct {
 	const char *symbol;
-	enum gpu_entry entry;
+	enum gpu_program entry;
 } entry_points[] = {
-	{ "cuMemAlloc_v2", ALLOC },
-	{ "cuMemAlloc", ALLOC },
-	{ "cuMemAllocAsync", ALLOC },
-	{ "cuMemAllocAsync_ptsz", ALLOC },
-	{ "cuMemAllocFromPoolAsync", ALLOC },
-	{ "cuMemAllocFromPoolAsync_ptsz", ALLOC },
-	{ "cuMemAllocManaged", MANAGED },
-	{ "cuMemAllocPitch_v2", PITCH },
-	{ "cuMemCreate", CREATE },
-	{ "cuMemFree_v2", FREE },
-	{ "cuMemFree", FREE },
-	{ "cuMemFreeAsync", FREE },
-	{ "cuMemFreeAsync_ptsz", FREE },
-	{ "cuMemRelease", RELEASE },
-	{ "cuDevicePrimaryCtxRetain", CTX_RETAIN },
-	{ "cuCtxCreate_v2", CTX_CREATE },
-	{ "cuCtxSetCurrent", CTX_SET },
+	{ "cuMemAlloc_v2", GPU_ALLOC_ENTER },
+	{ "cuMemAlloc", GPU_ALLOC_ENTER },
+	{ "cuMemAllocAsync", GPU_ALLOC_ENTER },
+	{ "cuMemAllocAsync_ptsz", GPU_ALLOC_ENTER },
+	{ "cuMemAllocFromPoolAsync", GPU_ALLOC_ENTER },
+	{ "cuMemAllocFromPoolAsync_ptsz", GPU_ALLOC_ENTER },
+	{ "cuMemAllocManaged", GPU_MANAGED_ENTER },
+	{ "cuMemAllocPitch_v2", GPU_PITCH_ENTER },
+	{ "cuMemCreate", GPU_CREATE_ENTER },
+	{ "cuMemFree_v2", GPU_FREE_ENTER },
+	{ "cuMemFree", GPU_FREE_ENTER },
+	{ "cuMemFreeAsync", GPU_FREE_ENTER },
+	{ "cuMemFreeAsync_ptsz", GPU_FREE_ENTER },
+	{ "cuMemRelease", GPU_RELEASE_ENTER },
+	{ "cuDevicePrimaryCtxRetain", GPU_CTX_RETAIN_ENTER },
+	{ "cuCtxCreate_v2", GPU_CTX_CREATE_ENTER },
+	{ "cuCtxSetCurrent", GPU_CTX_SET_ENTER },
 };
 
-static struct bpf_program *entry_program(struct unitmeter_bpf *skel, enum gpu_entry entry)
-{
-	switch (entry) {
-	case ALLOC:
-		return skel->progs.gpu_alloc_enter;
-	case MANAGED:
-		return skel->progs.gpu_managed_enter;
-	case PITCH:
-		return skel->progs.gpu_pitch_enter;
-	case CREATE:
-		return skel->progs.gpu_create_enter;
-	case FREE:
-		return skel->progs.gpu_free_enter;
-	case RELEASE:
-		return skel->progs.gpu_release_enter;
-	case CTX_RETAIN:
-		return skel->progs.gpu_ctx_retain_enter;
-	case CTX_CREATE:
-		return skel->progs.gpu_ctx_create_enter;
-	case CTX_SET:
-		return skel->progs.gpu_ctx_set_enter;
-	}
-	return NULL;
-}
-
-int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
+int gpu_probes_attach(const char *path, bool multi, gpu_attach_fn attach,
 		      int (*keep)(void *ctx, struct uprobe_link *link), void *ctx)
 {
 	int probed = 0;
@@ -94,9 +78,8 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
 			/* every process: the BPF side filters; a lookup's error is handled as an
 			 * attach's */
 			if (!err)
-				err = uprobe_link_attach(&link, ret ? skel->progs.gpu_return
-								    : entry_program(skel, entry_points[i].entry),
-							 path, entry_points[i].symbol, offset, ret, 0, multi);
+				err = attach(ctx, &link, ret ? GPU_RETURN : entry_points[i].entry, path,
+					     entry_points[i].symbol, offset, ret);
 			if (err) {
 				/* an older driver lacks the newer names: probe those it has */
 				if (err == -ENOENT || err == -ESRCH)
@@ -115,14 +98,14 @@ int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
 	return probed;
 }
 
-void gpu_counters_read(const struct unitmeter_bpf *skel, struct gpu_counters *out)
+void gpu_counters_read(const struct um_group *group, struct gpu_counters *out)
 {
-	out->seen = skel->bss->gpu_calls_seen > 0;
+	out->seen = group->gpu_calls_seen > 0;
 	for (int i = 0; i < UM_GPU_SLOTS; i++)
-		out->peak_device_bytes[i] = skel->bss->gpu_group_peak_device[i];
-	out->peak_bytes = skel->bss->gpu_group_peak_total;
-	out->peak_managed_bytes = skel->bss->gpu_group_peak_managed;
-	out->calls = skel->bss->gpu_calls_seen;
-	out->failed_calls = skel->bss->gpu_calls_failed;
-	out->unknown_frees = skel->bss->gpu_unknown_frees;
+		out->peak_device_bytes[i] = group->gpu_peak_device[i];
+	out->peak_bytes = group->gpu_peak_total;
+	out->peak_managed_bytes = group->gpu_peak_managed;
+	out->calls = group->gpu_calls_seen;
+	out->failed_calls = group->gpu_calls_failed;
+	out->unknown_frees = group->gpu_unknown_frees;
 }

@@ -36,16 +36,42 @@ struct gpu_counters {
  */
 bool gpu_library_find(pid_t mapped_by, char *path, size_t len);
 
+/* The programs of the probes (bpf/gpu.bpf.c): an entry program per signature, one return. */
+enum gpu_program {
+	GPU_ALLOC_ENTER,
+	GPU_MANAGED_ENTER,
+	GPU_PITCH_ENTER,
+	GPU_CREATE_ENTER,
+	GPU_FREE_ENTER,
+	GPU_RELEASE_ENTER,
+	GPU_CTX_RETAIN_ENTER,
+	GPU_CTX_CREATE_ENTER,
+	GPU_CTX_SET_ENTER,
+	GPU_RETURN,
+	GPU_PROGRAMS
+};
+/* their names in the skeleton and in the node's registry */
+extern const char *const gpu_program_names[GPU_PROGRAMS];
+
+/*
+ * Attach one probe: program at symbol (offset, where multi links need it) of path, its return
+ * where ret; the caller's way (its own loaded program, or the node's set's by descriptor, with
+ * its group's cookie). 0 or a negative errno (-ENOENT, -ESRCH: no such symbol).
+ */
+typedef int (*gpu_attach_fn)(void *ctx, struct uprobe_link *out, enum gpu_program program,
+			     const char *path, const char *symbol, uint64_t offset, bool ret);
+
 /*
  * Attach the probes to every entry point the library at path exports, with pid -1: they fire
  * in any process that maps the file, now or after a dlopen, and the BPF side keeps only the
- * tracked ones; multi: as multi-uprobe links (uprobe_link.h). Each link is handed to keep (which
- * owns it from then on). Returns the number of entry points probed, or a negative errno.
+ * tracked ones of the run's group (its tag in the cookie's high half, um_probe_group); multi:
+ * offsets for multi-uprobe links (uprobe_link.h). Each link is handed to keep (which owns it
+ * from then on). Returns the number of entry points probed, or a negative errno.
  */
-int gpu_probes_attach(struct unitmeter_bpf *skel, const char *path, bool multi,
+int gpu_probes_attach(const char *path, bool multi, gpu_attach_fn attach,
 		      int (*keep)(void *ctx, struct uprobe_link *link), void *ctx);
 
-/* The run's figures from the skeleton's globals. */
-void gpu_counters_read(const struct unitmeter_bpf *skel, struct gpu_counters *out);
+/* The run's figures, from its group. */
+void gpu_counters_read(const struct um_group *group, struct gpu_counters *out);
 
 #endif

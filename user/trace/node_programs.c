@@ -16,7 +16,7 @@
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
 
-const char *node_programs_refusal(const struct kernel_features *k, bool gpu)
+const char *node_programs_refusal(const struct kernel_features *k)
 {
 	const char *forced = getenv("UNITMETER_PROGRAMS");
 
@@ -25,8 +25,6 @@ const char *node_programs_refusal(const struct kernel_features *k, bool gpu)
 	if (k->build == KERNEL_BUILD_BASELINE)
 		return "this kernel's BPF has no attach cookies, which tell one run's unit probes from "
 		       "another's";
-	if (gpu)
-		return "device memory is traced by probes of this run's own";
 	return NULL;
 }
 
@@ -41,12 +39,12 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
 }
 
 void node_programs_name(struct node_programs *np, const struct unitmeter_bpf *skel,
-			const struct kernel_features *k, bool uprobe_multi)
+			const struct kernel_features *k, bool uprobe_multi, bool gpu)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	/* what the load depends on beyond the bytes: the build's choices and the machine's */
 	uint64_t choices[] = { k->build, k->thread_rss_caches, k->fault_hook, k->syscall_hooks,
-			       uprobe_multi,
+			       uprobe_multi, gpu,
 			       (uint64_t)libbpf_num_possible_cpus(), (uint64_t)sysconf(_SC_PAGESIZE),
 			       sizeof(struct um_group), UM_MAX_GROUPS };
 

@@ -33,13 +33,14 @@ struct node_programs {
 
 /*
  * Why this run cannot use a node's set (the line -v prints), or NULL: a build without attach
- * cookies (a probe's run is its cookie), GPU probes wanted, or UNITMETER_PROGRAMS=own.
+ * cookies (a probe's run is its cookie), or UNITMETER_PROGRAMS=own.
  */
-const char *node_programs_refusal(const struct kernel_features *k, bool gpu);
+const char *node_programs_refusal(const struct kernel_features *k);
 
-/* Name the set for this skeleton (opened, not loaded) and the kernel's choices. */
+/* Name the set for this skeleton (opened, not loaded) and the kernel's choices; gpu: with the
+ * device-memory programs (a driver library was found to probe), a set of its own. */
 void node_programs_name(struct node_programs *np, const struct unitmeter_bpf *skel,
-			const struct kernel_features *k, bool uprobe_multi);
+			const struct kernel_features *k, bool uprobe_multi, bool gpu);
 /* Take the node's lock (waiting for it); give it back. */
 int node_programs_lock(struct node_programs *np);
 void node_programs_unlock(struct node_programs *np);

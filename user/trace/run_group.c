@@ -184,34 +184,50 @@ fail:
 	}
 }
 
+/* Which entries a sweep deletes: a group's (a __u32 at group_at in the value, or in the key
+ * where in_key), or, where owners_fd >= 0, those whose __u32 at id_at in the key (a tgid or a
+ * tid) is no key of owners_fd (procs or threads): a process or thread no longer tracked. */
+struct sweep_rule {
+	size_t group_at;
+	bool in_key;
+	__u32 tag;
+	int owners_fd;
+	size_t id_at;
+	size_t owner_value_size;
+};
+
+static bool sweep_doomed(const struct sweep_rule *rule, const char *key, const char *value,
+			 char *owner_value)
+{
+	__u32 id;
+
+	if (rule->owners_fd >= 0) {
+		memcpy(&id, key + rule->id_at, sizeof(id));
+		return bpf_map_lookup_elem(rule->owners_fd, &id, owner_value) != 0 && errno == ENOENT;
+	}
+	memcpy(&id, (rule->in_key ? key : value) + rule->group_at, sizeof(id));
+	return id == rule->tag;
+}
+
 /*
- * Forget every entry a group left in the node's maps (its run ended, or was killed): its
- * processes, threads, mms and open units, and the programs it looked up. The programs no
- * longer count for it (its tag is gone), but its processes may still run, and would be
- * looked up on every event.
+ * Delete every entry of a hash map the rule names. Keys are gathered first, then deleted: a
+ * walk that deletes as it goes starts over at the deleted key.
  */
-/*
- * Delete every entry of a hash map whose group is tag: a __u32 at group_at in its value, or in
- * its key where value_size is 0. Keys are gathered first, then deleted: a walk that deletes
- * as it goes starts over at the deleted key.
- */
-static void sweep_map(int fd, size_t key_size, size_t value_size, size_t group_at, __u32 tag)
+static void sweep_map(int fd, size_t key_size, size_t value_size, const struct sweep_rule *rule)
 {
 	size_t n = 0, cap = 0;
-	char *keys = NULL, *value = malloc(value_size ? value_size : 1), prev[64], key[64];
+	char *keys = NULL, prev[64], key[64];
+	char *value = malloc(value_size ? value_size : 1);
+	char *owner_value = malloc(rule->owner_value_size ? rule->owner_value_size : 1);
 	bool first = true;
 
-	while (value && key_size <= sizeof(key) &&
+	while (value && owner_value && key_size <= sizeof(key) &&
 	       bpf_map_get_next_key(fd, first ? NULL : prev, key) == 0) {
-		const char *holder = value_size ? value : key;
-		__u32 group;
-
 		first = false;
 		memcpy(prev, key, key_size);
-		if (value_size && bpf_map_lookup_elem(fd, key, value))
+		if (!rule->in_key && rule->owners_fd < 0 && bpf_map_lookup_elem(fd, key, value))
 			continue;
-		memcpy(&group, holder + group_at, sizeof(group));
-		if (group != tag)
+		if (!sweep_doomed(rule, key, value, owner_value))
 			continue;
 		if (n == cap) {
 			char *bigger = realloc(keys, (cap = cap ? cap * 2 : 64) * key_size);
@@ -226,20 +242,45 @@ static void sweep_map(int fd, size_t key_size, size_t value_size, size_t group_a
 		bpf_map_delete_elem(fd, keys + i * key_size);
 	free(keys);
 	free(value);
+	free(owner_value);
 }
 
+#define GROUP_IN_VALUE(type, tag_) \
+	(&(struct sweep_rule){ .group_at = offsetof(type, group), .tag = (tag_), .owners_fd = -1 })
+#define NOT_TRACKED(owners, id_at_, owner_type) \
+	(&(struct sweep_rule){ .owners_fd = (owners), .id_at = (id_at_), \
+			       .owner_value_size = sizeof(owner_type) })
+
+/*
+ * Forget every entry a group left in the node's maps (its run ended, or was killed): its
+ * processes, threads, mms and open units, the programs it looked up, and the device-memory
+ * entries of processes and threads no longer tracked (keyed by tgid or tid, no group: swept
+ * once their process's entry is gone). The programs no longer count for it (its tag is gone),
+ * but its processes may still run, and would be looked up on every event.
+ */
 void run_group_sweep(struct unitmeter_bpf *skel, __u32 tag)
 {
-	int units_fd = bpf_map__fd(skel->maps.units);
+	int units_fd = bpf_map__fd(skel->maps.units), procs_fd = bpf_map__fd(skel->maps.procs);
+	int threads_fd = bpf_map__fd(skel->maps.threads);
 
-	sweep_map(bpf_map__fd(skel->maps.procs), sizeof(__u32), sizeof(struct um_proc),
-		  offsetof(struct um_proc, group), tag);
-	sweep_map(bpf_map__fd(skel->maps.threads), sizeof(__u32), sizeof(struct um_thread),
-		  offsetof(struct um_thread, group), tag);
+	sweep_map(procs_fd, sizeof(__u32), sizeof(struct um_proc), GROUP_IN_VALUE(struct um_proc, tag));
+	sweep_map(threads_fd, sizeof(__u32), sizeof(struct um_thread),
+		  GROUP_IN_VALUE(struct um_thread, tag));
 	sweep_map(bpf_map__fd(skel->maps.mms), sizeof(__u64), sizeof(struct um_mm),
-		  offsetof(struct um_mm, group), tag);
+		  GROUP_IN_VALUE(struct um_mm, tag));
 	sweep_map(bpf_map__fd(skel->maps.exec_programs), sizeof(struct um_exec_key), 0,
-		  offsetof(struct um_exec_key, group), tag);
+		  &(struct sweep_rule){ .group_at = offsetof(struct um_exec_key, group), .in_key = true,
+					.tag = tag, .owners_fd = -1 });
+	sweep_map(bpf_map__fd(skel->maps.gpu_procs), sizeof(__u32), 0,
+		  NOT_TRACKED(procs_fd, 0, struct um_proc));
+	sweep_map(bpf_map__fd(skel->maps.gpu_allocs), sizeof(struct um_gpu_key), 0,
+		  NOT_TRACKED(procs_fd, offsetof(struct um_gpu_key, tgid), struct um_proc));
+	sweep_map(bpf_map__fd(skel->maps.gpu_ctxs), sizeof(struct um_gpu_key), 0,
+		  NOT_TRACKED(procs_fd, offsetof(struct um_gpu_key, tgid), struct um_proc));
+	sweep_map(bpf_map__fd(skel->maps.gpu_threads), sizeof(__u32), 0,
+		  NOT_TRACKED(threads_fd, 0, struct um_thread));
+	sweep_map(bpf_map__fd(skel->maps.gpu_calls), sizeof(__u32), 0,
+		  NOT_TRACKED(threads_fd, 0, struct um_thread));
 	/* open units: their slots freed (a unit's id gone, nothing more is charged to it); read in
 	 * one call, not 4,096 */
 	{

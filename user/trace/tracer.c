@@ -466,7 +466,7 @@ static int open_node_programs(struct tracer *t)
 	err = skel_prepare(t, true);
 	if (err)
 		return err;
-	node_programs_name(np, t->skel, &t->kernel, t->uprobe_multi);
+	node_programs_name(np, t->skel, &t->kernel, t->uprobe_multi, t->gpu_library[0] != '\0');
 	err = node_programs_lock(np);
 	if (err) {
 		um_info("cannot take the node's programs lock (%s)", strerror(-err));
@@ -574,7 +574,7 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
 	own_why = cfg->own_programs ? "a trial of this run's own" :
-				      node_programs_refusal(&t->kernel, t->gpu_library[0] != '\0');
+				      node_programs_refusal(&t->kernel);
 	if (!own_why) {
 		t->node_shared = open_node_programs(t) == 0;
 		if (!t->node_shared)
@@ -864,10 +864,16 @@ void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes)
 		*bytes = (uint64_t)live.total;
 }
 
+/* The GPU programs' descriptors while their probes are attached: the node's set's, dup'd. */
+struct gpu_attach {
+	struct tracer *t;
+	int fds[GPU_PROGRAMS];
+};
+
 /* Keep a probe's link with the units' (gpu_probes_attach's keep): destroyed with them. */
 static int keep_link(void *ctx, struct uprobe_link *link)
 {
-	struct tracer *t = ctx;
+	struct tracer *t = ((struct gpu_attach *)ctx)->t;
 	struct uprobe_link *links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 1,
 					    sizeof(*links), 16);
 
@@ -880,6 +886,24 @@ static int keep_link(void *ctx, struct uprobe_link *link)
 	return 0;
 }
 
+/* gpu_probes_attach's attach: as a unit probe is, by descriptor in the node's set, else by the
+ * run's own program; with cookies, the run's group in the high half (um_probe_group) */
+static int attach_gpu_probe(void *ctx, struct uprobe_link *out, enum gpu_program program,
+			    const char *path, const char *symbol, uint64_t offset, bool ret)
+{
+	struct gpu_attach *a = ctx;
+	struct tracer *t = a->t;
+	uint64_t cookie = kernel_build_has_bpf_of_5_17(t->kernel.build) ? (uint64_t)t->group.tag << 32
+									 : 0;
+
+	if (t->node_shared)
+		return uprobe_link_attach_fd(out, a->fds[program], path, symbol, offset, ret, cookie,
+					     t->uprobe_multi);
+	return uprobe_link_attach(out, bpf_object__find_program_by_name(t->skel->obj,
+									gpu_program_names[program]),
+				  path, symbol, offset, ret, cookie, t->uprobe_multi);
+}
+
 /*
  * The CUDA driver's allocation entry points, on the file the command would load (found before
  * the load): the kernel plants them only in processes that map it, so a process that never
@@ -887,11 +911,24 @@ static int keep_link(void *ctx, struct uprobe_link *link)
  */
 static int attach_gpu_probes(struct tracer *t)
 {
-	int probed;
+	struct gpu_attach a = { .t = t };
+	int probed = 0;
 
 	if (!t->gpu_library[0])
 		return 0;
-	probed = gpu_probes_attach(t->skel, t->gpu_library, t->uprobe_multi, keep_link, t);
+	for (int i = 0; i < GPU_PROGRAMS; i++) {
+		a.fds[i] = t->node_shared ? node_programs_prog_fd(&t->node, gpu_program_names[i]) : -1;
+		if (t->node_shared && a.fds[i] < 0 && probed >= 0)
+			probed = a.fds[i];
+	}
+	if (probed == 0)
+		probed = gpu_probes_attach(t->gpu_library, t->uprobe_multi, attach_gpu_probe,
+					   keep_link, &a);
+	else
+		um_err("the node's programs have no device-memory programs: %s", strerror(-probed));
+	for (int i = 0; i < GPU_PROGRAMS; i++)
+		if (a.fds[i] >= 0)
+			close(a.fds[i]);
 	if (probed < 0)
 		return probed;
 	um_info("device memory: %d entry points probed in %s", probed, t->gpu_library);
@@ -1225,7 +1262,7 @@ static void read_counters(struct tracer *t, struct tracer_counters *c)
 	c->thread_rss_caches = t->kernel.thread_rss_caches;
 	c->uprobe_links = t->uprobe_multi ? "multi" : "perf";
 	c->syscall_hooks = syscall_hooks_name(t->kernel.syscall_hooks);
-	gpu_counters_read(t->skel, &c->gpu);
+	gpu_counters_read(t->group.me, &c->gpu);
 	snprintf(c->gpu.library, sizeof(c->gpu.library), "%s", t->gpu_library);
 }
 
