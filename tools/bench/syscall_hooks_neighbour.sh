@@ -5,7 +5,8 @@
 # tracepoints in turn (UNITMETER_SYSCALL_HOOKS), against the storm alone: tools/workloads/
 # pingpong pinned to CPU 1, so every round is two switches and four system calls on one CPU
 # and the machine's wake-up latency (most of an unpinned round) does not hide the hooks. For
-# a kernel where fexit attaches (this machine's does not), booted under qemu:
+# a kernel where fexit attaches (this machine's does not: there, the tracepoints alone),
+# booted under qemu:
 #
 #   mkdir -p /var/cache/unitmeter-vm/hooks && cp .output/unitmeter .output/workloads/pingpong \
 #       tools/bench/syscall_hooks_neighbour.sh /var/cache/unitmeter-vm/hooks/
@@ -14,7 +15,8 @@
 #
 # usage: syscall_hooks_neighbour.sh DIR [ROUNDS [PINGPONG_ROUNDS [CPUS]]]
 #   DIR holds unitmeter and pingpong; CPUS the storm's (taskset -c), default 1, "all": unpinned
-# Prints each wall time, then the medians and their ratios to the storm alone. Needs root and /usr/bin/python3.
+# Prints each wall time, then the medians and their ratios to the storm alone. Needs root and
+# /usr/bin/python3.
 set -u
 dir=$1
 rounds=${2:-5}
@@ -24,7 +26,11 @@ pin=(taskset -c "$cpus")
 [ "$cpus" = all ] && pin=()
 ready=$(mktemp -u /tmp/hooks-ready.XXXXXX)
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-"$dir/unitmeter" check | grep -E "writes, forks and exits"
+seen_at=$("$dir/unitmeter" check | grep -E "writes, forks and exits")
+echo "$seen_at"
+# where fexit does not attach (this machine), the tracepoints alone
+hooks=(functions tracepoints)
+case $seen_at in *fexit/fentry*) ;; *) hooks=(tracepoints) ;; esac
 
 storm() {
 	/usr/bin/time -f "$1 %e" "${pin[@]}" "$dir/pingpong" --rounds "$pings" 2>&1 >/dev/null | tail -1
@@ -45,8 +51,7 @@ beside_idle_run() {
 
 for _ in $(seq "$rounds"); do
 	storm alone
-	beside_idle_run functions
-	beside_idle_run tracepoints
+	for h in "${hooks[@]}"; do beside_idle_run "$h"; done
 done | tee /tmp/hooks-walls.txt
 /usr/bin/python3 - /tmp/hooks-walls.txt <<'EOF'
 import statistics, sys
@@ -56,7 +61,8 @@ for line in open(sys.argv[1]):
     walls.setdefault(name, []).append(float(wall))
 alone = statistics.median(walls["alone"])
 for name in ("alone", "functions", "tracepoints"):
-    median = statistics.median(walls.get(name, [float("nan")]))
-    print("%-12s median %.2f s (%.2fx) of %d" % (name, median, median / alone,
-                                                 len(walls.get(name, []))))
+    if name not in walls:
+        continue
+    median = statistics.median(walls[name])
+    print("%-12s median %.2f s (%.2fx) of %d" % (name, median, median / alone, len(walls[name])))
 EOF
