@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
-#include "record/timeline.h"
+#include "trace/timeline.h"
 
 TestSuite(timeline, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 

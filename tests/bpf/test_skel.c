@@ -63,9 +63,11 @@ struct seen {
 	__u64 ids[1 + WORKERS * CALLS + 1];
 };
 
-static int on_record(void *ctx, void *data, size_t size)
+static int on_record(void *ctx, void *data, size_t size, const struct gpu_nvml_unit *nvml)
 {
 	const struct um_unit_record *rec = data;
+
+	(void)nvml;
 	struct seen *seen = ctx;
 
 	if (size < sizeof(*rec) || rec->type != UM_REC_UNIT || rec->pid != (__u32)seen->pid)

@@ -359,8 +359,6 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 		s->tcfg.join_hierarchy_id = root->cgroup->hierarchy_id;
 	}
 	err = tracer__open(&s->tracer, &s->tcfg, run_record__on_record, s->record);
-	if (!err)
-		run_record__set_tracer(s->record, s->tracer);
 	if (l) {
 		/* the command said meanwhile whether it entered its cgroup */
 		if (s->memcg.id) {

@@ -8,31 +8,8 @@
 #include <sys/types.h>
 #include <jansson.h>
 #include "trace/gpu_probes.h"
+#include "trace/nvml.h"
 
-struct nvml;
-
-/* What NVML said of a unit's process at the unit's end, as the loader saw it (its record came). */
-enum gpu_nvml_state {
-	GPU_NVML_READ,           /* context_bytes holds the context and pool part */
-	GPU_NVML_ABSENT,         /* no NVML: the run's reason says why */
-	GPU_NVML_NOTHING_TRACED, /* the unit held no device memory through the API */
-	GPU_NVML_NOT_LISTED,     /* no device listed the process (it had ended, or no context) */
-	GPU_NVML_NO_FIGURE,      /* NVML has no figure for it (WDDM; MIG without privileges) */
-	GPU_NVML_BELOW_TRACED,   /* NVML read less than the probes saw held: no difference to give */
-	GPU_NVML_FAILED,         /* an NVML call failed */
-};
-
-struct gpu_nvml_unit {
-	enum gpu_nvml_state state;
-	uint64_t context_bytes; /* GPU_NVML_READ: usedGpuMemory less the bytes the probes saw */
-};
-
-/*
- * Read process pid's usedGpuMemory now (n NULL: no NVML) and take off api_live, the device
- * bytes the probes see it hold now: the context and pools, read, not traced.
- */
-void gpu_nvml_read(struct nvml *n, pid_t pid, bool traced, uint64_t api_live,
-		   struct gpu_nvml_unit *out);
 /* The unit's gpu_nvml note: how its NVML figures were got, or why they are null. */
 const char *gpu_nvml_note(enum gpu_nvml_state state);
 

@@ -8,7 +8,6 @@
 #include "record/run_record_internal.h"
 #include "record/tables.h"
 #include "record/unit_record.h"
-#include "trace/nvml.h"
 
 struct run_record *run_record__new(const struct run_record_config *cfg, char *err, size_t errlen)
 {
@@ -40,10 +39,6 @@ struct run_record *run_record__new(const struct run_record_config *cfg, char *er
 			return NULL;
 		}
 	}
-	/* read-only: the context and pools each unit's process holds, beside the API's bytes */
-	r->nvml = nvml__open(r->nvml_why, sizeof(r->nvml_why));
-	if (!r->nvml)
-		um_info("the GPU context and pools are not read: %s", r->nvml_why);
 	return r;
 }
 
@@ -112,11 +107,6 @@ size_t run_record__unit_line(const struct run_record *r, const struct um_unit_re
 			    len);
 }
 
-void run_record__set_tracer(struct run_record *r, struct tracer *t)
-{
-	r->tracer = t;
-}
-
 /* Keep pid's context as read last; a process out of room is left out of the run's sum. */
 static void keep_context(struct run_record *r, pid_t pid, uint64_t bytes)
 {
@@ -136,29 +126,15 @@ static void keep_context(struct run_record *r, pid_t pid, uint64_t bytes)
 
 void run_record__gpu_nvml(const struct run_record *r, struct gpu_nvml_run *out)
 {
-	*out = (struct gpu_nvml_run){ .loaded = r->nvml != NULL, .why = r->nvml_why,
+	*out = (struct gpu_nvml_run){ .loaded = r->trace.nvml_loaded, .why = r->trace.nvml_why,
 				      .processes = r->n_contexts };
 	for (size_t i = 0; i < r->n_contexts; i++)
 		out->context_bytes += r->contexts[i].bytes;
 }
 
-/*
- * NVML's reading of the unit's process, made as its record arrives: at the unit's end as the
- * loader saw it, beside the bytes the probes see the process hold at that moment.
- */
-static void read_nvml(struct run_record *r, const struct um_unit_record *u,
-		      struct gpu_nvml_unit *out)
-{
-	uint64_t live = 0;
-
-	if (r->nvml && u->gpu_seen && r->tracer)
-		tracer__gpu_live(r->tracer, (pid_t)u->pid, &live);
-	gpu_nvml_read(r->nvml, (pid_t)u->pid, u->gpu_seen && r->tracer, live, out);
-	if (out->state == GPU_NVML_READ)
-		keep_context(r, (pid_t)u->pid, out->context_bytes);
-}
-
-static void on_unit(struct run_record *r, const struct um_unit_record *u)
+/* A unit, with NVML's reading of its process at its end (the tracer's, as the record came). */
+static void on_unit(struct run_record *r, const struct um_unit_record *u,
+		    const struct gpu_nvml_unit *nvml_read)
 {
 	char line[UNIT_LINE_MAX];
 	size_t n;
@@ -176,7 +152,9 @@ static void on_unit(struct run_record *r, const struct um_unit_record *u)
 		um_err("out of memory keeping unit %zu", r->n_units);
 		return;
 	}
-	read_nvml(r, u, &r->nvml_units[r->n_units]);
+	r->nvml_units[r->n_units] = *nvml_read;
+	if (nvml_read->state == GPU_NVML_READ)
+		keep_context(r, (pid_t)u->pid, nvml_read->context_bytes);
 	n = run_record__unit_line(r, u, r->n_units, line, sizeof(line) - 1);
 	line[n++] = '\n';
 	units_stream__append(r->stream, line, n);
@@ -184,7 +162,7 @@ static void on_unit(struct run_record *r, const struct um_unit_record *u)
 	r->units[r->n_units++] = *u;
 }
 
-int run_record__on_record(void *ctx, void *data, size_t size)
+int run_record__on_record(void *ctx, void *data, size_t size, const struct gpu_nvml_unit *nvml)
 {
 	struct run_record *r = ctx;
 	__u32 type;
@@ -236,8 +214,8 @@ int run_record__on_record(void *ctx, void *data, size_t size)
 		break;
 	}
 	case UM_REC_UNIT:
-		if (size >= sizeof(struct um_unit_record))
-			on_unit(r, data);
+		if (size >= sizeof(struct um_unit_record) && nvml)
+			on_unit(r, data, nvml);
 		break;
 	default:
 		break;
@@ -366,7 +344,6 @@ void run_record__free(struct run_record *r)
 	free(r->units);
 	free(r->nvml_units);
 	free(r->contexts);
-	nvml__close(r->nvml);
 	for (size_t i = 0; i < UM_MAX_SPECS; i++)
 		free(r->spec_json[i]);
 	json_decref(r->hardware);

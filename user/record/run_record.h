@@ -33,15 +33,10 @@ struct run_record *run_record__new(const struct run_record_config *cfg, char *er
 /* The clock origin of start_ns and wall figures: when the command was released (CLOCK_MONOTONIC). */
 void run_record__set_origin(struct run_record *r, uint64_t t0_ns);
 void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const char *comm);
-/* tracer_record_fn: one ring-buffer record. */
-int run_record__on_record(void *ctx, void *data, size_t size);
+/* tracer_record_fn: one ring-buffer record (a unit's with NVML's reading of its process). */
+int run_record__on_record(void *ctx, void *data, size_t size, const struct gpu_nvml_unit *nvml);
 bool run_record__proc_finished(const struct run_record *r, pid_t pid);
 void run_record__set_hardware(struct run_record *r, json_t *hw);
-/*
- * The tracer whose probes' live device bytes NVML's reading is set beside, at each unit's end
- * (the record is made before the tracer; NVML itself is loaded by run_record__new).
- */
-void run_record__set_tracer(struct run_record *r, struct tracer *t);
 
 struct memcg;
 struct run_limits;

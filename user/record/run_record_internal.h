@@ -42,9 +42,6 @@ struct run_record {
 	/* NVML's reading at each unit's end, parallel to units */
 	struct gpu_nvml_unit *nvml_units;
 	size_t cap_nvml_units;
-	struct nvml *nvml; /* NULL: absent or failed, nvml_why says why */
-	char nvml_why[160];
-	struct tracer *tracer; /* the probes' live bytes, beside NVML's; NULL until it is open */
 	/* each process's context as last read */
 	struct nvml_context {
 		pid_t pid;

@@ -219,3 +219,33 @@ void nvml__close(struct nvml *n)
 	dlclose(n->lib);
 	free(n);
 }
+
+void gpu_nvml_read(struct nvml *n, pid_t pid, bool traced, uint64_t api_live,
+		   struct gpu_nvml_unit *out)
+{
+	uint64_t used;
+	int err;
+
+	out->context_bytes = 0;
+	if (!n) {
+		out->state = GPU_NVML_ABSENT;
+		return;
+	}
+	if (!traced) {
+		out->state = GPU_NVML_NOTHING_TRACED;
+		return;
+	}
+	err = nvml__process_bytes(n, pid, &used);
+	if (err == -ENOENT)
+		out->state = GPU_NVML_NOT_LISTED;
+	else if (err == -ENODATA)
+		out->state = GPU_NVML_NO_FIGURE;
+	else if (err)
+		out->state = GPU_NVML_FAILED;
+	else if (used < api_live)
+		out->state = GPU_NVML_BELOW_TRACED;
+	else {
+		out->state = GPU_NVML_READ;
+		out->context_bytes = used - api_live;
+	}
+}

@@ -86,6 +86,10 @@ struct tracer {
 	struct held_exec *held;
 	size_t n_held, cap_held;
 	char gpu_library[PATH_MAX]; /* the libcuda.so.1 probed; "" when none */
+	/* read-only: the context and pools each unit's process holds, beside the API's bytes;
+	 * NULL: absent or failed, nvml_why says why */
+	struct nvml *nvml;
+	char nvml_why[160];
 	/* attach --cgroup: processes the programs saw enter the cgroup, for tracer__joined */
 	pid_t *joined;
 	size_t n_joined, cap_joined;
@@ -183,12 +187,32 @@ static int hold_queue(struct tracer *t, __u32 pid, const struct um_program_id *p
  * a reader of the loop sees it. Should the queue not grow, it is served at once: a held process
  * must never be forgotten.
  */
+/* NVML unloaded, by the process that loaded it (never by the detached child). */
+static void nvml_done(struct tracer *t)
+{
+	nvml__close(t->nvml);
+	t->nvml = NULL;
+}
+
+/* The device bytes the probes see process pid hold now (managed memory apart); 0: none seen. */
+static uint64_t gpu_live_bytes(const struct tracer *t, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	struct um_gpu_live live;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.gpu_procs), &key, &live) &&
+	    live.total > 0)
+		return (uint64_t)live.total;
+	return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	const struct um_proc_exec *e = data;
-
+	const struct um_unit_record *u = data;
 	const struct um_cgroup_join *j = data;
+	struct gpu_nvml_unit nvml;
 
 	if (size >= sizeof(*e) && e->type == UM_REC_PROC_EXEC && e->held &&
 	    hold_queue(t, e->pid, &e->program))
@@ -204,7 +228,14 @@ static int on_record(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
-	return t->record_fn(t->record_ctx, data, size);
+	if (size >= sizeof(*u) && u->type == UM_REC_UNIT) {
+		/* NVML's reading of the unit's process now, at its end as the loader sees it,
+		 * beside the bytes the probes see it hold now */
+		gpu_nvml_read(t->nvml, (pid_t)u->pid, u->gpu_seen,
+			      t->nvml && u->gpu_seen ? gpu_live_bytes(t, (pid_t)u->pid) : 0, &nvml);
+		return t->record_fn(t->record_ctx, data, size, &nvml);
+	}
+	return t->record_fn(t->record_ctx, data, size, NULL);
 }
 
 int tracer__service_held(struct tracer *t)
@@ -567,6 +598,9 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	if (!gpu_library_find(cfg->gpu_mapped_by, t->gpu_library, sizeof(t->gpu_library)))
 		um_info("no %s found: device memory is not traced, its programs are not loaded",
 			"libcuda.so.1");
+	t->nvml = nvml__open(t->nvml_why, sizeof(t->nvml_why));
+	if (!t->nvml)
+		um_info("the GPU context and pools are not read: %s", t->nvml_why);
 	t->uprobe_multi = use_uprobe_multi(&t->kernel);
 	um_info("uprobes: %s", t->uprobe_multi ? "multi-uprobe links" :
 		t->kernel.uprobe_multi ? "perf events (UNITMETER_UPROBE_LINK=perf)" :
@@ -840,7 +874,7 @@ int tracer__adopt(struct tracer *t, pid_t pid, pid_t ppid)
 		free(comm);
 	}
 	/* the record the fork program would have sent */
-	t->record_fn(t->record_ctx, &rec, sizeof(rec));
+	t->record_fn(t->record_ctx, &rec, sizeof(rec), NULL);
 	return 1;
 }
 
@@ -851,17 +885,6 @@ size_t tracer__joined(struct tracer *t, pid_t **pids)
 	*pids = t->joined;
 	t->n_joined = 0;
 	return n;
-}
-
-void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes)
-{
-	__u32 key = (__u32)pid;
-	struct um_gpu_live live;
-
-	*bytes = 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.gpu_procs), &key, &live) &&
-	    live.total > 0)
-		*bytes = (uint64_t)live.total;
 }
 
 /* The GPU programs' descriptors while their probes are attached: the node's set's, dup'd. */
@@ -1363,6 +1386,10 @@ void tracer__end(struct tracer *t, struct trace_end *end)
 	read_counters(t, &end->counters);
 	read_live_procs(t, end);
 	end->stop_ns = um_monotonic_ns();
+	/* every unit's record is read: NVML has nothing more to read */
+	end->nvml_loaded = t->nvml != NULL;
+	snprintf(end->nvml_why, sizeof(end->nvml_why), "%s", t->nvml_why);
+	nvml_done(t);
 	timeline_drain(t, true);
 	if (t->timeline)
 		t->timeline->overruns = t->group.me->timeline_overruns;
@@ -1383,11 +1410,12 @@ void trace_end__free(struct trace_end *end)
 
 
 
-static int ignore_record(void *ctx, void *data, size_t size)
+static int ignore_record(void *ctx, void *data, size_t size, const struct gpu_nvml_unit *nvml)
 {
 	(void)ctx;
 	(void)data;
 	(void)size;
+	(void)nvml;
 	return 0;
 }
 
@@ -1471,6 +1499,7 @@ static void destroy_links_in_parallel(struct uprobe_link *links, size_t n)
 /* Free the BPF side: the probes' links closed side by side, then the rest. */
 static void tracer_release(struct tracer *t)
 {
+	nvml_done(t);
 	ring_buffer__free(t->rb);
 	destroy_links_in_parallel(t->unit_links, t->n_unit_links);
 	/* after this run's probes are gone: none of them can count for the group any more */
@@ -1501,6 +1530,7 @@ void tracer__destroy_detached(struct tracer *t)
 	/* the group back at once, by this process, which owns it: the slot is free for the next
 	 * run when this one exits, not once the kernel has released the programs */
 	group_release(t);
+	nvml_done(t);
 	/* the child waits on the gate's read end; this process's exit closes the write end */
 	if (pipe(gate)) {
 		tracer__destroy(t);

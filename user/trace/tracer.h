@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "record/timeline.h"
+#include "trace/timeline.h"
 #include "trace/gpu_probes.h"
+#include "trace/nvml.h"
 #include "unitmeter.h"
 
 struct tracer;
@@ -51,7 +52,12 @@ struct tracer_config {
 };
 
 /* Called for every ring-buffer record; a non-zero return stops the poll with that value. */
-typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
+/*
+ * One ring-buffer record, as the tracer hands it on. A unit's comes complete: with NVML's reading
+ * of its process at the unit's end, as the record arrived (nvml; NULL for every other record).
+ */
+typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size,
+				const struct gpu_nvml_unit *nvml);
 
 /*
  * A loaded program's runs the kernel skipped (bpf_prog_info.recursion_misses, since 5.12): a
@@ -165,6 +171,9 @@ struct trace_end {
 	/* per spec index (the target's cookie): the first program a path-less target was found in
 	 * at an exec (--lookup-at-exec); NULL: none */
 	char *found_path[UM_MAX_SPECS];
+	/* NVML, which read each unit's process at its end: loaded, or why not */
+	bool nvml_loaded;
+	char nvml_why[160];
 };
 
 /*
@@ -188,8 +197,6 @@ struct tracer_timing {
 	uint64_t open_ns, load_ns, attach_ns;
 };
 void tracer__timing(const struct tracer *t, struct tracer_timing *out);
-/* The device bytes the probes see process pid hold now (managed memory apart); 0: none seen. */
-void tracer__gpu_live(const struct tracer *t, pid_t pid, uint64_t *bytes);
 /*
  * The skeleton itself, its .bss and maps, for the white-box tests (tests/bpf/), which assert on
  * the BPF side's state; nothing else reads it. Borrowed; valid until destroy.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The memory timeline: fine buckets merged into a bounded one (see timeline.h). */
 #include <string.h>
-#include "record/timeline.h"
+#include "trace/timeline.h"
 
 void memory_timeline__init(struct memory_timeline *t, uint64_t start_ns)
 {
