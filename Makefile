@@ -455,8 +455,13 @@ bpf-layout-check:
 		echo "$@: the build choice outside bpf/compat.bpf.h: ask for a feature of it"; \
 		exit 1; fi
 
+# user/'s stages include only their own and earlier stages' headers (tools/layer-check.sh).
+.PHONY: layer-check
+layer-check:
+	$(Q)tools/layer-check.sh $(USER_STAGES)
+
 .PHONY: build-test
-build-test: bpf-layout-check unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) \
+build-test: bpf-layout-check layer-check unitmeter $(OUTPUT)/libunitmeter_marker.so $(TEST_BIN) $(WORKLOADS) \
 	$(DEMO) $(SPANK) | $(OUTPUT)/screenshots
 
 # The suite: every Criterion binary, against the real BPF programs. UNITMETER and WORKLOADS tell
@@ -570,20 +575,20 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 	$(Q)mkdir -p $@
 
 # The parsers and the projection, compiled straight into each harness with the fuzzer's flags.
-FUZZ_USER_SRCS := user/files/summary.c user/files/units_file.c user/files/manifest_scan.c user/project/project.c \
-	user/project/project_time.c
+FUZZ_USER_SRCS := user/common/summary.c user/files/summary.c user/files/units_file.c \
+	user/files/manifest_scan.c user/project/project.c user/project/project_time.c
 
 # The fast path (simdjson, C++) too, so the fuzzer reaches both parsers of a line; linked by the C
 # driver, which has no C++ UBSan runtime: no vptr checks (it holds no classes of ours).
 .output-fuzz/fastjson.o: user/files/fastjson.cc user/files/fastjson.h user/files/units_file.h \
-		user/files/unit_keys.h | .output-fuzz
+		user/common/unit_keys.h | .output-fuzz
 	$(call msg,FUZZ-CXX,$@)
 	$(Q)$(CLANG)++ -std=c++17 -g -O1 -Wall -Wextra -Werror -Iuser \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr \
 		-fno-sanitize-recover=undefined -c $< -o $@
 
 .output-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_USER_SRCS) user/files/summary.h \
-		user/files/units_file.h user/files/unit_keys.h user/files/fastjson.h \
+		user/common/summary.h user/files/units_file.h user/common/unit_keys.h user/files/fastjson.h \
 		user/project/project.h .output-fuzz/fastjson.o | .output-fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_USER_SRCS) .output-fuzz/fastjson.o -o $@ \

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <simdjson.h>
 #include "files/fastjson.h"
-#include "files/unit_keys.h"
+#include "common/unit_keys.h"
 
 static_assert(UM_FASTJSON_PADDING >= simdjson::SIMDJSON_PADDING, "simdjson reads past the line");
 

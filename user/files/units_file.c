@@ -8,7 +8,7 @@
 #include "common/grow.h"
 #include "files/fastjson.h"
 #include "files/manifest_scan.h"
-#include "files/unit_keys.h"
+#include "common/unit_keys.h"
 #include "files/units_file.h"
 
 double um_json_number(const json_t *obj, const char *key, double otherwise)

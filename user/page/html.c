@@ -15,7 +15,7 @@
 #include "common/grow.h"
 #include "common/fileio.h"
 #include "files/summary.h"
-#include "files/unit_keys.h"
+#include "common/unit_keys.h"
 #include "files/units_file.h"
 #include "page/html_tasks.h"
 #include "page/svg.h"

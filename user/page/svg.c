@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "files/summary.h"
-#include "files/unit_keys.h"
+#include "common/unit_keys.h"
 #include "files/units_file.h"
 #include "page/svg.h"
 

@@ -8,7 +8,7 @@
 #include "common/grow.h"
 #include "project/project.h"
 #include "files/summary.h"
-#include "files/unit_keys.h"
+#include "common/unit_keys.h"
 #include "files/units_file.h"
 
 #define MIB (1024.0 * 1024.0)

@@ -14,7 +14,7 @@
 #include "record/manifest.h"
 #include "common/version.h"
 #include "record/run_record_internal.h"
-#include "files/summary.h"
+#include "common/summary.h"
 #include "record/unit_record.h"
 #include "trace/tmp_dir.h"
 

@@ -3,7 +3,7 @@
 #include <sys/wait.h>
 #include "record/run_record_internal.h"
 #include "trace/spec.h"
-#include "files/summary.h"
+#include "common/summary.h"
 #include "record/tables.h"
 #include "record/unit_record.h"
 

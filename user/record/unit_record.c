@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
 #include <string.h>
-#include "files/summary.h"
-#include "files/unit_keys.h"
+#include "common/summary.h"
+#include "common/unit_keys.h"
 #include "record/unit_record.h"
 
 /* Nanoseconds to whole microseconds, half up: the 6 decimals a unit's seconds are written with. */
