@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <jansson.h>
+#include "commands/check.h"
 #include "commands/cli.h"
 #include "common/fileio.h"
 #include "trace/hw.h"
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
 	case UM_CMD_HW:
 		return cmd_hw(&opts);
 	case UM_CMD_CHECK:
-		return tracer_check(stdout);
+		return command_check(stdout);
 	case UM_CMD_SUMMARY:
 		rc = cmd_summary(&opts);
 		break;

@@ -211,7 +211,4 @@ const struct kernel_features *tracer__kernel(const struct tracer *t);
 /* The one-line reason this machine or user cannot trace, or NULL when it can. */
 const char *tracer_precheck(void);
 
-/* `unitmeter check`: the kernel's features and a trial load and attach; the exit status. */
-int tracer_check(FILE *out);
-
 #endif
