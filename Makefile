@@ -576,7 +576,8 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 
 # The parsers and the projection, compiled straight into each harness with the fuzzer's flags.
 FUZZ_USER_SRCS := user/common/summary.c user/files/summary.c user/files/units_file.c \
-	user/files/manifest_scan.c user/project/project.c user/project/project_time.c
+	user/files/manifest_scan.c user/project/derive.c user/project/input.c \
+	user/project/print.c user/project/project_time.c
 
 # The fast path (simdjson, C++) too, so the fuzzer reaches both parsers of a line; linked by the C
 # driver, which has no C++ UBSan runtime: no vptr checks (it holds no classes of ours).
