@@ -4,9 +4,11 @@
  * comments show the arithmetic), not taken from a run of the code.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include "helpers.h"
 #include "files/fastjson.h"
 #include "files/summary.h"
@@ -1199,4 +1201,104 @@ Test(project, json_switch_is_format_json)
 	json_decref(j);
 	free(a);
 	free(b);
+}
+
+/* ---- the outputs, byte for byte ----------------------------------------------------------- */
+
+/*
+ * What project and summary print on the fixtures, against the files kept in
+ * tests/fixtures/golden/ (issue #35: moving or splitting the code that makes them changes none
+ * of it). An argument "@F" is the fixture F; the fixtures' directory is written
+ * "tests/fixtures" in the files. A change meant to change an output writes its file anew:
+ * UM_GOLDEN_WRITE=1 with this test's filter (CONTRIBUTING.md).
+ */
+static const struct golden_case {
+	const char *file;
+	const char *args[12];
+} golden_cases[] = {
+	{ "project-calib.sbatch", { "project", "@project/calib.json", "--units", "4000" } },
+	{ "project-calib-explain.sbatch",
+	  { "project", "@project/calib.json", "--units", "4000", "--tasks", "4", "--explain" } },
+	{ "project-calib.json", { "project", "@project/calib.json", "--units", "4000", "--json" } },
+	{ "project-calib-max-time.json",
+	  { "project", "@project/calib.json", "--units", "4000", "--max-time", "1:00:00",
+	    "--json" } },
+	{ "project-gpu.sbatch", { "project", "@project/gpu.json", "--units", "100" } },
+	{ "project-gpu-nvml-explain.sbatch",
+	  { "project", "@project/gpu_nvml.json", "--units", "100", "--explain" } },
+	{ "project-gpu-prealloc.json",
+	  { "project", "@project/gpu_prealloc.json", "--units", "100", "--json" } },
+	{ "project-nocharge.sbatch", { "project", "@project/nocharge.json", "--units", "50" } },
+	{ "project-pool-explain.sbatch",
+	  { "project", "@project/pool.json", "--units", "500", "--explain" } },
+	{ "project-pool.json", { "project", "@project/pool.json", "--units", "500", "--json" } },
+	{ "project-timeline.json",
+	  { "project", "@project/timeline.json", "--units", "10", "--json" } },
+	{ "project-array-explain.sbatch", { "project", "@array", "--units", "1000", "--explain" } },
+	{ "project-array.json", { "project", "@array", "--units", "1000", "--json" } },
+	{ "summary-calib.txt", { "summary", "@project/calib.json" } },
+	{ "summary-array-by-task.txt", { "summary", "--by-task", "@array" } },
+};
+
+/* The tree the fixtures are in (FIXTURES is its tests/fixtures), where the commands run: their
+ * outputs name the files as "tests/fixtures/...", and wrap their comments where they would for
+ * a user who typed that. */
+static char golden_top[1024];
+
+static void enter_golden_top(void)
+{
+	if (chdir(golden_top))
+		_exit(126);
+}
+
+Test(project, outputs_are_those_of_the_golden_files)
+{
+	const char *fixtures = fixture("");
+	bool write = getenv("UM_GOLDEN_WRITE") != NULL;
+	size_t top_len = strlen(fixtures) - strlen("tests/fixtures/");
+
+	cr_assert(strlen(fixtures) > strlen("tests/fixtures/") &&
+		  !strcmp(fixtures + top_len, "tests/fixtures/"), "FIXTURES %s", fixtures);
+	snprintf(golden_top, sizeof(golden_top), "%.*s", (int)top_len, fixtures);
+	for (size_t c = 0; c < sizeof(golden_cases) / sizeof(golden_cases[0]); c++) {
+		const struct golden_case *g = &golden_cases[c];
+		char path[1200], *args_copy[12] = { 0 }, *out, *want;
+		const char *args[12] = { 0 };
+		struct um_result r;
+
+		for (int i = 0; g->args[i]; i++) {
+			if (g->args[i][0] == '@') {
+				size_t len = strlen("tests/fixtures/") + strlen(g->args[i]);
+
+				args_copy[i] = malloc(len);
+				cr_assert_not_null(args_copy[i]);
+				snprintf(args_copy[i], len, "tests/fixtures/%s", g->args[i] + 1);
+				args[i] = args_copy[i];
+			} else {
+				args[i] = g->args[i];
+			}
+		}
+		um_run_with(&r, false, args, enter_golden_top);
+		cr_assert_eq(r.status, 0, "%s: %s", g->file, r.err);
+		out = strdup(r.out);
+		cr_assert_not_null(out);
+		snprintf(path, sizeof(path), "%stests/fixtures/golden/%s", golden_top, g->file);
+		if (write) {
+			FILE *f = fopen(path, "w");
+
+			cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+			fputs(out, f);
+			cr_assert_eq(fclose(f), 0);
+		} else {
+			want = slurp_file(path);
+			cr_assert_not_null(want, "no golden file %s", path);
+			cr_expect_str_eq(out, want, "%s differs from tests/fixtures/golden/%s",
+					 g->args[0], g->file);
+			free(want);
+		}
+		free(out);
+		for (int i = 0; i < 12; i++)
+			free(args_copy[i]);
+		um_result_free(&r);
+	}
 }
