@@ -18,7 +18,8 @@ static __always_inline void gpu_live_apply(struct um_gpu_live *live, __u64 *peak
 					   __u64 *peak_total, __u64 *peak_managed, __u32 slot,
 					   __s64 bytes)
 {
-	__s64 now;
+	__u64 *device_peak;
+	__s64 now, *device;
 
 	if (slot >= UM_GPU_SLOTS) {
 		now = um_fetch_add(&live->managed, bytes) + bytes;
@@ -26,9 +27,19 @@ static __always_inline void gpu_live_apply(struct um_gpu_live *live, __u64 *peak
 			peak_raise(peak_managed, now);
 		return;
 	}
-	now = um_fetch_add(&live->device[slot], bytes) + bytes;
-	if (peak_device)
-		peak_raise(&peak_device[slot], now);
+	/*
+	 * 6.1's verifier forgets a checked bound when the compiler spills the value and reloads it
+	 * for the access (seen with four scopes inlined in one program): the check made again, on
+	 * a value hidden from the compiler, right where both addresses are taken (CPU_SLOT's way).
+	 */
+	asm volatile("" : "+r"(slot));
+	if (slot >= UM_GPU_SLOTS)
+		return;
+	device = &live->device[slot];
+	device_peak = peak_device ? &peak_device[slot] : NULL;
+	now = um_fetch_add(device, bytes) + bytes;
+	if (device_peak)
+		peak_raise(device_peak, now);
 	now = um_fetch_add(&live->total, bytes) + bytes;
 	if (peak_total)
 		peak_raise(peak_total, now);
