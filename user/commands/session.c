@@ -20,6 +20,7 @@
 #include "record/run_record.h"
 #include "trace/python.h"
 #include "trace/slurm_job.h"
+#include "commands/attach_target.h"
 #include "commands/session.h"
 #include "trace/memcg.h"
 #include "trace/spec.h"
@@ -70,45 +71,6 @@ static void install_signals(void)
 	ignore.sa_handler = SIG_IGN;
 	sigemptyset(&ignore.sa_mask);
 	sigaction(SIGPIPE, &ignore, NULL);
-}
-
-/*
- * The directory of path must exist, and path must not be a directory, before anything starts:
- * a run must not end unwritable.
- */
-static int check_output_dir(const char *what, const char *path)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-	const char *slash = strrchr(path, '/');
-
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		um_err("%s %s is a directory: name a file", what, path);
-		return -EISDIR;
-	}
-	if (!slash)
-		return 0;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (!*dir)
-		return 0;
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		um_err("%s %s: directory %s does not exist", what, path, dir);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* Whether two output paths name one file: same directory (resolved) and same name. */
-static bool same_output(const char *a, const char *b)
-{
-	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
-	const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
-
-	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
-	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
-	if (!realpath(da, ra) || !realpath(db, rb))
-		return false;
-	return !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
 }
 
 struct session {
@@ -164,24 +126,12 @@ static int read_records(struct session *s)
 	return n;
 }
 
-static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
-			   pid_t target, char *const *command, const char *command_path)
+/* Every --unit spec resolved (its file, symbol and offset, or python:), and the targets to probe. */
+static int resolve_specs(struct session *s, const struct um_options *o, const char *default_exe,
+			 pid_t target)
 {
 	char why[1024];
-	uid_t uid;
-	gid_t gid;
 
-	s->opts = o;
-	s->manifest = o->output ? o->output : "unitmeter-run.json";
-	s->units_path = o->units_jsonl ? strdup(o->units_jsonl) : um_default_units_path(s->manifest);
-	if (!s->units_path)
-		return -ENOMEM;
-	if (check_output_dir("manifest", s->manifest) || check_output_dir("units stream", s->units_path))
-		return -ENOENT;
-	if (same_output(s->manifest, s->units_path)) {
-		um_err("the manifest and the units stream are both %s: name two files", s->manifest);
-		return -EINVAL;
-	}
 	for (size_t i = 0; i < o->n_specs; i++) {
 		int err;
 
@@ -214,6 +164,61 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 			.offset = s->specs[i].offset, .cookie = (uint32_t)i,
 		};
 	}
+	return 0;
+}
+
+/* python: units: the interpreter checked, the bootstrap's environment made, the marker pair
+ * added to the targets (one pair serves every python: spec; the index is the argument). */
+static int prepare_python(struct session *s, const struct um_options *o, char *const *command,
+			  const char *command_path, uid_t uid, gid_t gid)
+{
+	char why[1024];
+	int err;
+
+	/* attach: only a launcher that execs the interpreter after we are ready (--ready-fd)
+	 * can hand it the bootstrap's environment; its interpreter is not known yet */
+	if (o->command == UM_CMD_ATTACH && o->ready_fd < 0) {
+		um_err("python: units need the interpreter to start under 'unitmeter run', which "
+		       "loads the bootstrap into it; a running interpreter cannot be given one");
+		return -ENOTSUP;
+	}
+	err = python_units__prepare(&s->python, s->specs, s->n_specs, command_path, command,
+				    o->owner_set ? o->owner_uid : uid,
+				    o->owner_set ? o->owner_gid : gid, why, sizeof(why));
+	if (err) {
+		um_err("%s", why);
+		return err;
+	}
+	/* one marker pair serves every python: spec; the spec index is the argument */
+	s->targets[s->n_targets++] = (struct unit_target){
+		.path = s->python.marker_lib, .symbol = "unitmeter_unit_begin",
+		.end_symbol = "unitmeter_unit_end", .spec_from_arg = true,
+	};
+	return 0;
+}
+
+static int session_prepare(struct session *s, const struct um_options *o, const char *default_exe,
+			   pid_t target, char *const *command, const char *command_path)
+{
+	uid_t uid;
+	gid_t gid;
+	int err;
+
+	s->opts = o;
+	s->manifest = o->output ? o->output : "unitmeter-run.json";
+	s->units_path = o->units_jsonl ? strdup(o->units_jsonl) : um_default_units_path(s->manifest);
+	if (!s->units_path)
+		return -ENOMEM;
+	if (um_output_path_check("manifest", s->manifest) ||
+	    um_output_path_check("units stream", s->units_path))
+		return -ENOENT;
+	if (um_same_output(s->manifest, s->units_path)) {
+		um_err("the manifest and the units stream are both %s: name two files", s->manifest);
+		return -EINVAL;
+	}
+	err = resolve_specs(s, o, default_exe, target);
+	if (err)
+		return err;
 	if (o->lookup_at_exec && s->n_targets == 0) {
 		um_err("--lookup-at-exec looks for bare SYMBOL specs: name one with --unit SYMBOL");
 		return -EINVAL;
@@ -223,27 +228,9 @@ static int session_prepare(struct session *s, const struct um_options *o, const 
 		return -EINVAL;
 	}
 	if (s->have_python) {
-		int err;
-
-		/* attach: only a launcher that execs the interpreter after we are ready (--ready-fd)
-		 * can hand it the bootstrap's environment; its interpreter is not known yet */
-		if (o->command == UM_CMD_ATTACH && o->ready_fd < 0) {
-			um_err("python: units need the interpreter to start under 'unitmeter run', which "
-			       "loads the bootstrap into it; a running interpreter cannot be given one");
-			return -ENOTSUP;
-		}
-		err = python_units__prepare(&s->python, s->specs, s->n_specs, command_path, command,
-					    o->owner_set ? o->owner_uid : uid,
-					    o->owner_set ? o->owner_gid : gid, why, sizeof(why));
-		if (err) {
-			um_err("%s", why);
+		err = prepare_python(s, o, command, command_path, uid, gid);
+		if (err)
 			return err;
-		}
-		/* one marker pair serves every python: spec; the spec index is the argument */
-		s->targets[s->n_targets++] = (struct unit_target){
-			.path = s->python.marker_lib, .symbol = "unitmeter_unit_begin",
-			.end_symbol = "unitmeter_unit_end", .spec_from_arg = true,
-		};
 	}
 	/* as the traced process sees it: attach's target may have a private /tmp */
 	tmp_dir_resolve(&s->tmp_dir, o->tmp_dir, o->command == UM_CMD_ATTACH ? target : 0);
@@ -289,36 +276,14 @@ struct session_root {
 };
 
 /*
- * The one start of run and attach: prepare the specs and outputs, open the run record, find the
- * memory cgroup, load the programs, track the root, attach, and add the root to the record.
- * Returns 0, ready to release the command (run) or to trace (attach), or the exit status to end
- * with, one line said: um_exit_failed(), or 128+N for signal N during set-up (nothing was
- * measured).
+ * run: the command's own memory cgroup made, the command started (held before its exec);
+ * attach: the target's memory cgroup found. 0, or the exit status to end with.
  */
-static int session_start(struct session *s, const struct um_options *o, struct session_root *root)
+static int start_root(struct session *s, const struct um_options *o, struct session_root *root)
 {
 	struct launch *l = root->launch;
-	char why_buf[1024];
-	const char *why;
 	int err;
 
-	err = session_prepare(s, o, root->exe, root->pid, root->command, l ? root->exe : NULL);
-	if (err)
-		return um_exit_failed(o->command);
-	/* a run without --unit is legitimate (time -v's figures, exact), but never by surprise */
-	if (!o->n_specs)
-		um_note("no --unit given: the whole command is measured, no units (--unit FUNCTION "
-			"makes each call of FUNCTION a unit)");
-	why = tracer_precheck();
-	if (why) {
-		um_err("%s", why);
-		return um_exit_failed(o->command);
-	}
-	s->record = run_record__new(&s->rcfg, why_buf, sizeof(why_buf));
-	if (!s->record)
-		um_err("%s", why_buf);
-	else
-		run_record__set_hardware(s->record, hw_capture(""));
 	if (l) {
 		char procs[PATH_MAX + 16];
 
@@ -352,6 +317,18 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 		if (!s->record)
 			return um_exit_failed(o->command);
 	}
+	return 0;
+}
+
+/*
+ * The programs loaded, the root tracked (a cgroup's members walked) and the probes attached;
+ * the limits read meanwhile. 0, or the exit status to end with.
+ */
+static int trace_root(struct session *s, const struct um_options *o, struct session_root *root)
+{
+	struct launch *l = root->launch;
+	int err;
+
 	s->tcfg.charge_cgroup_id = s->memcg.id;
 	s->tcfg.gpu_mapped_by = l ? 0 : root->pid;
 	if (root->cgroup) {
@@ -393,18 +370,63 @@ static int session_start(struct session *s, const struct um_options *o, struct s
 			launch__abort(l);
 		return um_exit_failed(o->command);
 	}
-	if (stop_signal) {
-		if (l) {
-			/* stopped before the command ran: it is not started at all */
-			um_err("signal %d during set-up: %s was not started, nothing was measured",
-			       stop_signal, root->exe);
-			launch__abort(l);
-		} else {
-			um_err("signal %d during set-up: process %d was not traced, nothing was "
-			       "measured", stop_signal, root->pid);
-		}
-		return 128 + stop_signal;
+	return 0;
+}
+
+/* A signal came during set-up: nothing was measured, and the command was not started. */
+static int stopped_in_set_up(const struct session_root *root)
+{
+	if (root->launch) {
+		/* stopped before the command ran: it is not started at all */
+		um_err("signal %d during set-up: %s was not started, nothing was measured",
+		       stop_signal, root->exe);
+		launch__abort(root->launch);
+	} else {
+		um_err("signal %d during set-up: process %d was not traced, nothing was "
+		       "measured", stop_signal, root->pid);
 	}
+	return 128 + stop_signal;
+}
+
+/*
+ * The one start of run and attach: prepare the specs and outputs, open the run record, find the
+ * memory cgroup, load the programs, track the root, attach, and add the root to the record.
+ * Returns 0, ready to release the command (run) or to trace (attach), or the exit status to end
+ * with, one line said: um_exit_failed(), or 128+N for signal N during set-up (nothing was
+ * measured).
+ */
+static int session_start(struct session *s, const struct um_options *o, struct session_root *root)
+{
+	struct launch *l = root->launch;
+	char why_buf[1024];
+	const char *why;
+	int err;
+
+	err = session_prepare(s, o, root->exe, root->pid, root->command, l ? root->exe : NULL);
+	if (err)
+		return um_exit_failed(o->command);
+	/* a run without --unit is legitimate (time -v's figures, exact), but never by surprise */
+	if (!o->n_specs)
+		um_note("no --unit given: the whole command is measured, no units (--unit FUNCTION "
+			"makes each call of FUNCTION a unit)");
+	why = tracer_precheck();
+	if (why) {
+		um_err("%s", why);
+		return um_exit_failed(o->command);
+	}
+	s->record = run_record__new(&s->rcfg, why_buf, sizeof(why_buf));
+	if (!s->record)
+		um_err("%s", why_buf);
+	else
+		run_record__set_hardware(s->record, hw_capture(""));
+	err = start_root(s, o, root);
+	if (err)
+		return err;
+	err = trace_root(s, o, root);
+	if (err)
+		return err;
+	if (stop_signal)
+		return stopped_in_set_up(root);
 	s->t_released = um_monotonic_ns();
 	if (l)
 		run_record__set_origin(s->record, s->t_released);
@@ -591,55 +613,6 @@ out:
 	return status;
 }
 
-/* A process's state letter from /proc/PID/stat ('Z': exited, not reaped), '\0' if gone. */
-static char process_state(pid_t pid, unsigned long *flags, char *comm, size_t commlen)
-{
-	char path[64], *stat_text, *open_paren, *close_paren, state = '\0';
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	stat_text = um_read_text(path);
-	if (!stat_text)
-		return '\0';
-	/* "pid (comm) state ppid pgrp session tty tpgid flags": comm may hold anything */
-	open_paren = strchr(stat_text, '(');
-	close_paren = strrchr(stat_text, ')');
-	if (open_paren && close_paren > open_paren) {
-		if (comm)
-			snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1),
-				 open_paren + 1);
-		sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu", &state, flags);
-	}
-	free(stat_text);
-	return state;
-}
-
-/* Kernel threads have no user memory or executable to probe; an exited process has neither. */
-static int check_attach_target(pid_t pid, char *exe, size_t exelen, char *comm, size_t commlen)
-{
-	char path[64];
-	unsigned long flags = 0;
-	char state = process_state(pid, &flags, comm, commlen);
-	ssize_t n;
-
-	if (!state) {
-		um_err("no process %d: %s", pid, strerror(errno));
-		return -ESRCH;
-	}
-	if (flags & 0x00200000 /* PF_KTHREAD */) {
-		um_err("process %d is a kernel thread: there is nothing in user space to measure", pid);
-		return -EINVAL;
-	}
-	if (state == 'Z') {
-		um_err("process %d has exited (its parent has not yet reaped it): there is nothing "
-		       "left to measure", pid);
-		return -ESRCH;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, exelen - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	return 0;
-}
-
 /*
  * Tell the launcher waiting on fd that the probes are attached: "ok" as the last line, after
  * the environment its program must be started with for python: units ("env NAME=VALUE", and
@@ -663,50 +636,6 @@ static void say_ready(const struct session *s, int fd)
 	close(fd);
 }
 
-/*
- * attach --cgroup, --job: the cgroup, and the process specs are looked up in: its newest member
- * (the highest pid, most often the program that does the work, not a launcher). 0, or the exit
- * status, one line said.
- */
-static int find_cgroup(const struct um_options *o, struct cgroup_target *cg,
-		       struct slurm_ids *ids, pid_t *pid)
-{
-	char why[PATH_MAX + 256], dir[PATH_MAX], job_id[64];
-	const char *path = o->cgroup;
-	pid_t *pids;
-	size_t n;
-	int err;
-
-	if (o->job[0]) {
-		if (slurm_job_ids(o->job, o->job_step, ids, job_id, sizeof(job_id))) {
-			um_err("SLURM knows no job %s (scontrol show job %s)", o->job, o->job);
-			return um_exit_failed(o->command);
-		}
-		if (slurm_job_cgroup(job_id, o->job_step, dir, sizeof(dir), why, sizeof(why))) {
-			um_err("%s", why);
-			return um_exit_failed(o->command);
-		}
-		if (!ids->set)
-			um_warn("scontrol cannot say what job %s is: its ids and time limit will be "
-				"null in run.limits", o->job);
-		path = dir;
-	}
-	if (cgroup_target_open(cg, path, why, sizeof(why))) {
-		um_err("%s", why);
-		return um_exit_failed(o->command);
-	}
-	err = cgroup_target_pids(cg, &pids, &n);
-	if (err || !n) {
-		um_err("the cgroup %s holds no process%s%s", cg->dir, err ? ": " : " now",
-		       err ? strerror(-err) : "");
-		free(pids);
-		return um_exit_failed(o->command);
-	}
-	*pid = pids[n - 1];
-	free(pids);
-	return 0;
-}
-
 /* attach --cgroup: whether the cgroup is gone or holds nobody; members missed are taken. */
 static bool cgroup_over(struct session *s, const struct cgroup_target *cg)
 {
@@ -726,6 +655,52 @@ static bool cgroup_over(struct session *s, const struct cgroup_target *cg)
 	return !err && n == 0;
 }
 
+/*
+ * attach's loop: the records read until the process ends (the cgroup is empty or gone), Ctrl-C,
+ * or --duration, which counts from the moment every probe is attached: tracing, not loading.
+ */
+static void attach_loop(struct session *s, const struct um_options *o,
+			const struct session_root *root)
+{
+	uint64_t deadline, next_check = 0;
+	int err;
+
+	deadline = o->duration_s > 0 ? s->t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	while (!stop_signal && um_monotonic_ns() < deadline) {
+		pid_t *joined;
+
+		err = read_records(s);
+		if (err < 0 && err != -EINTR)
+			break;
+		if (root->cgroup) {
+			/* the kernel told of newcomers: each is taken, with what it forked meanwhile */
+			if (tracer__joined(s->tracer, &joined) &&
+			    adopt_walk(s->tracer, true, root->cgroup) < 0)
+				break;
+			if (um_monotonic_ns() >= next_check) {
+				next_check = um_monotonic_ns() + 500 * 1000000ULL /* ns */;
+				if (cgroup_over(s, root->cgroup))
+					break;
+			}
+			continue;
+		}
+		if (run_record__proc_finished(s->record, o->pid))
+			break;
+		/* exit record lost (counted): stop when the process is gone all the same */
+		if (kill(o->pid, 0) && errno == ESRCH &&
+		    !run_record__proc_finished(s->record, o->pid)) {
+			tracer__poll(s->tracer, 200 /* ms */);
+			tracer__service_held(s->tracer);
+			break;
+		}
+	}
+	/* a cgroup's last processes: their exit records come at their last context switch */
+	if (root->cgroup) {
+		tracer__poll(s->tracer, 200 /* ms */);
+		tracer__service_held(s->tracer);
+	}
+}
+
 int session_attach(const struct um_options *o)
 {
 	struct session s = { 0 };
@@ -735,14 +710,13 @@ int session_attach(const struct um_options *o)
 	char *command[] = { target, NULL };
 	struct session_root root = { .exe = exe, .command = command, .pid = o->pid, .comm = comm,
 				     .children = o->pid && !o->no_children };
-	int err, status;
-	uint64_t deadline, next_check = 0;
+	int status;
 
 	s.t_begin = um_monotonic_ns();
 	install_signals();
 	snprintf(target, sizeof(target), "%d", o->pid);
 	if (o->cgroup || o->job[0]) {
-		status = find_cgroup(o, &cg, &ids, &root.pid);
+		status = attach_target_cgroup(o, &cg, &ids, &root.pid);
 		if (status)
 			return status;
 		root.cgroup = &cg;
@@ -754,7 +728,7 @@ int session_attach(const struct um_options *o)
 			snprintf(target, sizeof(target), "--cgroup %s", cg.dir);
 		}
 	}
-	if (check_attach_target(root.pid, exe, sizeof(exe), comm, sizeof(comm)))
+	if (attach_target_check(root.pid, exe, sizeof(exe), comm, sizeof(comm)))
 		return um_exit_failed(o->command);
 	status = session_start(&s, o, &root);
 	if (status)
@@ -762,7 +736,7 @@ int session_attach(const struct um_options *o)
 	/* loading takes seconds in a slow guest: a process that ended meanwhile was not seen */
 	if (!root.cgroup) {
 		unsigned long flags;
-		char state = process_state(o->pid, &flags, NULL, 0);
+		char state = attach_target_state(o->pid, &flags, NULL, 0);
 
 		if (state == 'Z' || !state)
 			um_warn("process %d ended while the probes were being attached: no unit of it "
@@ -779,41 +753,7 @@ int session_attach(const struct um_options *o)
 		fprintf(stderr, "unitmeter: tracing process %d and the %zu it had forked%s; Ctrl-C "
 			"stops\n", o->pid, s.n_taken,
 			o->duration_s > 0 ? " for the given duration" : " until it exits");
-	/* --duration counts from the moment every probe is attached: tracing, not loading */
-	deadline = o->duration_s > 0 ? s.t_released + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	while (!stop_signal && um_monotonic_ns() < deadline) {
-		pid_t *joined;
-
-		err = read_records(&s);
-		if (err < 0 && err != -EINTR)
-			break;
-		if (root.cgroup) {
-			/* the kernel told of newcomers: each is taken, with what it forked meanwhile */
-			if (tracer__joined(s.tracer, &joined) &&
-			    adopt_walk(s.tracer, true, root.cgroup) < 0)
-				break;
-			if (um_monotonic_ns() >= next_check) {
-				next_check = um_monotonic_ns() + 500 * 1000000ULL /* ns */;
-				if (cgroup_over(&s, root.cgroup))
-					break;
-			}
-			continue;
-		}
-		if (run_record__proc_finished(s.record, o->pid))
-			break;
-		/* exit record lost (counted): stop when the process is gone all the same */
-		if (kill(o->pid, 0) && errno == ESRCH &&
-		    !run_record__proc_finished(s.record, o->pid)) {
-			tracer__poll(s.tracer, 200 /* ms */);
-			tracer__service_held(s.tracer);
-			break;
-		}
-	}
-	/* a cgroup's last processes: their exit records come at their last context switch */
-	if (root.cgroup) {
-		tracer__poll(s.tracer, 200 /* ms */);
-		tracer__service_held(s.tracer);
-	}
+	attach_loop(&s, o, &root);
 	s.t_ended = s.t_drained = um_monotonic_ns();
 	if (!session_finish(&s, NULL))
 		status = s.python_errors ? um_exit_failed(o->command) : 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "common/clock.h"
 #include "common/fileio.h"
@@ -163,4 +164,43 @@ int um_atomic_commit(struct um_atomic_file *a)
 void um_atomic_abort(struct um_atomic_file *a)
 {
 	unlink(a->tmp);
+}
+
+/*
+ * The directory of path must exist, and path must not be a directory, before anything starts:
+ * a run must not end unwritable.
+ */
+int um_output_path_check(const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		um_err("%s %s is a directory: name a file", what, path);
+		return -EISDIR;
+	}
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (!*dir)
+		return 0;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		um_err("%s %s: directory %s does not exist", what, path, dir);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Whether two output paths name one file: same directory (resolved) and same name. */
+bool um_same_output(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+
+	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
+	if (!realpath(da, ra) || !realpath(db, rb))
+		return false;
+	return !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
 }

@@ -3,6 +3,7 @@
 #define UM_FILEIO_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -42,5 +43,13 @@ int um_atomic_open(struct um_atomic_file *a, const char *path, mode_t mode, uid_
 int um_atomic_commit(struct um_atomic_file *a);
 /* Remove the temporary file (a write failed; a->fd is the caller's to close). */
 void um_atomic_abort(struct um_atomic_file *a);
+
+/*
+ * An output's directory must exist, and the output must not be a directory, before anything
+ * starts (a run must not end unwritable): 0, or a negative errno with one line said.
+ */
+int um_output_path_check(const char *what, const char *path);
+/* Whether two output paths name one file: the same directory (resolved) and the same name. */
+bool um_same_output(const char *a, const char *b);
 
 #endif
