@@ -247,53 +247,49 @@ static int parse_ulong(const char *text, unsigned long max, unsigned long *out)
 	return (errno || end == text || *end || *out > max) ? -1 : 0;
 }
 
-static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
+/*
+ * The options of what is traced and how long: attach's target, its outputs' owner, the SLURM
+ * job, --ready-fd, --duration.
+ */
+/* run's command (from its first non-option on) and the checks once every option is read. */
+static error_t parse_trace_args(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		if (o->command != UM_CMD_RUN)
+			cli_fail(state, "unexpected argument '%s'", arg);
+		/* the command starts at the first non-option, as with time(1) and strace(1) */
+		o->command_argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		if (o->command == UM_CMD_RUN)
+			cli_fail(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
+		break;
+	case ARGP_KEY_END:
+		if (o->command == UM_CMD_ATTACH &&
+		    (!!o->pid + !!o->cgroup + !!o->job[0]) != 1)
+			cli_fail(state, "attach needs one of -p PID, --cgroup DIR or --job JOBID");
+		if (o->no_children && !o->pid)
+			cli_fail(state, "--no-children goes with -p PID");
+		if (o->job[0] && o->slurm.set)
+			cli_fail(state, "--job reads the job's ids itself: leave out --slurm-job");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 {
 	struct um_options *o = state->input;
 	unsigned long v;
 	double d;
 
 	switch (key) {
-	case ARGP_KEY_INIT:
-		quiet_argp_hints(state);
-		break;
-	case 'u':
-		if (o->n_specs == UM_MAX_SPECS)
-			cli_fail(state, "at most %d --unit specs", UM_MAX_SPECS);
-		if (!*arg)
-			cli_fail(state, "--unit needs a SPEC: SYMBOL, LIB:SYMBOL or python:QUALNAME");
-		if (strlen(arg) > UM_SPEC_TEXT_MAX)
-			cli_fail(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
-		o->specs[o->n_specs++] = arg;
-		break;
-	case 'o':
-		o->output = arg;
-		break;
-	case OPT_UNITS_JSONL:
-		o->units_jsonl = arg;
-		break;
-	case 'q':
-		o->quiet = true;
-		break;
-	case OPT_REPORT:
-		o->report = arg;
-		break;
-	case 'v':
-		um_verbosity++;
-		break;
-	case OPT_RING_KIB:
-		if (parse_ulong(arg, 1UL << 20, &v) || v < 4 || (v & (v - 1)))
-			cli_fail(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
-		o->ring_kib = v;
-		break;
-	case OPT_AS_ROOT:
-		o->as_root = true;
-		break;
-	case OPT_TMP_DIR:
-		if (!*arg)
-			cli_fail(state, "--tmp-dir needs a directory");
-		o->tmp_dir = arg;
-		break;
 	case 'p':
 		if (parse_ulong(arg, INT32_MAX, &v) || v == 0)
 			cli_fail(state, "-p needs a process id (a positive number), not '%s'", arg);
@@ -346,28 +342,61 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
 			cli_fail(state, "--duration needs a positive number of seconds, not '%s'", arg);
 		o->duration_s = d;
 		break;
-	case ARGP_KEY_ARG:
-		if (o->command != UM_CMD_RUN)
-			cli_fail(state, "unexpected argument '%s'", arg);
-		/* the command starts at the first non-option, as with time(1) and strace(1) */
-		o->command_argv = &state->argv[state->next - 1];
-		state->next = state->argc;
+	default:
+		return parse_trace_args(key, arg, state);
+	}
+	return 0;
+}
+
+/* run's and attach's options: the specs, the outputs, the ring; the rest parse_target_opt's */
+static error_t parse_trace_opt(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	unsigned long v;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		quiet_argp_hints(state);
 		break;
-	case ARGP_KEY_NO_ARGS:
-		if (o->command == UM_CMD_RUN)
-			cli_fail(state, "no command to run: unitmeter run [OPTION...] -- CMD [ARG...]");
+	case 'u':
+		if (o->n_specs == UM_MAX_SPECS)
+			cli_fail(state, "at most %d --unit specs", UM_MAX_SPECS);
+		if (!*arg)
+			cli_fail(state, "--unit needs a SPEC: SYMBOL, LIB:SYMBOL or python:QUALNAME");
+		if (strlen(arg) > UM_SPEC_TEXT_MAX)
+			cli_fail(state, "--unit SPEC is longer than %d bytes", UM_SPEC_TEXT_MAX);
+		o->specs[o->n_specs++] = arg;
 		break;
-	case ARGP_KEY_END:
-		if (o->command == UM_CMD_ATTACH &&
-		    (!!o->pid + !!o->cgroup + !!o->job[0]) != 1)
-			cli_fail(state, "attach needs one of -p PID, --cgroup DIR or --job JOBID");
-		if (o->no_children && !o->pid)
-			cli_fail(state, "--no-children goes with -p PID");
-		if (o->job[0] && o->slurm.set)
-			cli_fail(state, "--job reads the job's ids itself: leave out --slurm-job");
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_UNITS_JSONL:
+		o->units_jsonl = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case OPT_REPORT:
+		o->report = arg;
+		break;
+	case 'v':
+		um_verbosity++;
+		break;
+	case OPT_RING_KIB:
+		if (parse_ulong(arg, 1UL << 20, &v) || v < 4 || (v & (v - 1)))
+			cli_fail(state, "--ring-buffer-kib must be a power of two from 4 to 1048576");
+		o->ring_kib = v;
+		break;
+	case OPT_AS_ROOT:
+		o->as_root = true;
+		break;
+	case OPT_TMP_DIR:
+		if (!*arg)
+			cli_fail(state, "--tmp-dir needs a directory");
+		o->tmp_dir = arg;
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_target_opt(key, arg, state);
 	}
 	return 0;
 }
@@ -435,6 +464,41 @@ static long long parse_count(struct argp_state *state, const char *opt, const ch
 	return (long long)v;
 }
 
+/* project's, summary's and report's files, and the checks once every option is read. */
+static error_t parse_project_args(int key, char *arg, struct argp_state *state)
+{
+	struct um_options *o = state->input;
+	struct project_options *p = &o->project;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		/* files and options in any order: "calib.json --units 500" reads naturally */
+		if (!o->inputs)
+			o->inputs = calloc(state->argc + 1, sizeof(*o->inputs));
+		if (!o->inputs)
+			cli_fail(state, "out of memory keeping the file names");
+		o->inputs[o->n_inputs++] = arg;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
+			   "them");
+		break;
+	case ARGP_KEY_END:
+		if (!p->units_total && o->command == UM_CMD_REPORT &&
+		    (p->tasks || p->units_per_task || p->max_time_s || p->partition || p->workers))
+			cli_fail(state, "--tasks, --units-per-task, --max-time, --workers and "
+				   "--partition shape the request of --units N: give --units too");
+		if (!p->units_total && o->command == UM_CMD_PROJECT)
+			cli_fail(state, "--units N is required: how many units the full run has");
+		if (p->tasks && p->units_per_task)
+			cli_fail(state, "--tasks and --units-per-task both set the split: give one");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 {
 	struct um_options *o = state->input;
@@ -494,30 +558,8 @@ static error_t parse_project_opt(int key, char *arg, struct argp_state *state)
 	case OPT_EXPLAIN:
 		p->explain = true;
 		break;
-	case ARGP_KEY_ARG:
-		/* files and options in any order: "calib.json --units 500" reads naturally */
-		if (!o->inputs)
-			o->inputs = calloc(state->argc + 1, sizeof(*o->inputs));
-		if (!o->inputs)
-			cli_fail(state, "out of memory keeping the file names");
-		o->inputs[o->n_inputs++] = arg;
-		break;
-	case ARGP_KEY_NO_ARGS:
-		cli_fail(state, "name at least one run manifest, .units.jsonl file or directory of "
-			   "them");
-		break;
-	case ARGP_KEY_END:
-		if (!p->units_total && o->command == UM_CMD_REPORT &&
-		    (p->tasks || p->units_per_task || p->max_time_s || p->partition || p->workers))
-			cli_fail(state, "--tasks, --units-per-task, --max-time, --workers and "
-				   "--partition shape the request of --units N: give --units too");
-		if (!p->units_total && o->command == UM_CMD_PROJECT)
-			cli_fail(state, "--units N is required: how many units the full run has");
-		if (p->tasks && p->units_per_task)
-			cli_fail(state, "--tasks and --units-per-task both set the split: give one");
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_project_args(key, arg, state);
 	}
 	return 0;
 }
@@ -755,18 +797,4 @@ int um_parse_args(int argc, char **argv, struct um_options *o)
 	program_invocation_short_name = "unitmeter";
 	program_invocation_name = "unitmeter";
 	return -1;
-}
-
-char *um_default_units_path(const char *manifest)
-{
-	size_t len = strlen(manifest);
-	char *path = malloc(len + sizeof(".units.jsonl"));
-
-	if (!path)
-		return NULL;
-	memcpy(path, manifest, len + 1);
-	if (len > 5 && !strcmp(path + len - 5, ".json"))
-		path[len - 5] = '\0';
-	strcat(path, ".units.jsonl");
-	return path;
 }

@@ -70,7 +70,5 @@ static inline int um_exit_failed(enum um_command command)
  */
 int um_parse_args(int argc, char **argv, struct um_options *opts);
 
-/* Default units stream beside a manifest: run.json -> run.units.jsonl (malloc'd). */
-char *um_default_units_path(const char *manifest);
 
 #endif

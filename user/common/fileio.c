@@ -204,3 +204,17 @@ bool um_same_output(const char *a, const char *b)
 		return false;
 	return !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
 }
+
+char *um_default_units_path(const char *manifest)
+{
+	size_t len = strlen(manifest);
+	char *path = malloc(len + sizeof(".units.jsonl"));
+
+	if (!path)
+		return NULL;
+	memcpy(path, manifest, len + 1);
+	if (len > 5 && !strcmp(path + len - 5, ".json"))
+		path[len - 5] = '\0';
+	strcat(path, ".units.jsonl");
+	return path;
+}

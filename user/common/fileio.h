@@ -52,4 +52,7 @@ int um_output_path_check(const char *what, const char *path);
 /* Whether two output paths name one file: the same directory (resolved) and the same name. */
 bool um_same_output(const char *a, const char *b);
 
+/* Default units stream beside a manifest: run.json -> run.units.jsonl (malloc'd). */
+char *um_default_units_path(const char *manifest);
+
 #endif

@@ -222,6 +222,40 @@ static json_t *oom_kills(const struct run_record *r)
 	return json_integer(n);
 }
 
+/*
+ * The command's end, for its wall time as time(1) gives it (release to the root's end): the
+ * root's exit, or the stop while it lives; attach --cgroup has no root: its end is the last
+ * exit (last_exit_ns), or the stop if any process lives.
+ */
+static uint64_t command_end_ns(const struct run_record *r, const struct proc_row *root,
+			       uint64_t last_exit_ns)
+{
+	if (root)
+		return root->finished ? root->end_ns : r->trace.stop_ns;
+	for (size_t i = 0; i < r->n_procs; i++)
+		if (!r->procs[i].finished && r->trace.stop_ns > last_exit_ns)
+			return r->trace.stop_ns;
+	return last_exit_ns;
+}
+
+/*
+ * How the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline updates
+ * ran unlocked, and a figure they touched may be off by one change.
+ */
+static json_t *tracing_json(const struct tracer_counters *c)
+{
+	return json_pack("{s:s, s:b, s:I, s:s, s:s, s:s}", "build", c->build ? c->build : "none",
+			 "thread_rss_caches", c->thread_rss_caches,
+			 "lock_timeouts", (json_int_t)c->lock_timeouts,
+			 "uprobe_links", c->uprobe_links ? c->uprobe_links : "none",
+			 /* functions: fexit/fentry of the calls; tracepoints: sys_enter and
+			  * sys_exit, which every syscall of the node pays while attached */
+			 "syscall_hooks", c->syscall_hooks ? c->syscall_hooks : "none",
+			 /* node: a group of the node's one set (its counters the node's, their
+			  * change while this run traced); run: programs of its own */
+			 "programs", c->programs_shared ? "node" : "run");
+}
+
 static json_t *run_json(const struct run_record *r)
 {
 	const struct tracer_counters *c = &r->trace.counters;
@@ -245,16 +279,7 @@ static json_t *run_json(const struct run_record *r)
 			end = p->end_ns;
 		json_array_append_new(table, proc_json(r, p));
 	}
-	/* wall time of the command, as time(1) gives it: release to the root's end */
-	if (root && root->finished)
-		end = root->end_ns;
-	else if (root)
-		end = r->trace.stop_ns;
-	else
-		/* attach --cgroup has no root: its end is the last exit, or the stop if any lives */
-		for (size_t i = 0; i < r->n_procs; i++)
-			if (!r->procs[i].finished && r->trace.stop_ns > end)
-				end = r->trace.stop_ns;
+	end = command_end_ns(r, root, end);
 	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
 			"wall_s", um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
 			"cpu_s", um_round(um_seconds(cpu), 6),
@@ -279,20 +304,7 @@ static json_t *run_json(const struct run_record *r)
 	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));
 	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)c->switch_in_misses));
 	json_object_set_new(run, "bpf", bpf_json(c));
-	/* how the kernel was read (user/trace/kernel.h); lock_timeouts > 0: that many baseline
-	 * updates ran unlocked, and a figure they touched may be off by one change */
-	json_object_set_new(run, "tracing",
-			    json_pack("{s:s, s:b, s:I, s:s, s:s, s:s}", "build",
-				      c->build ? c->build : "none",
-				      "thread_rss_caches", c->thread_rss_caches,
-				      "lock_timeouts", (json_int_t)c->lock_timeouts,
-				      "uprobe_links", c->uprobe_links ? c->uprobe_links : "none",
-				      /* functions: fexit/fentry of the calls; tracepoints: sys_enter and
-				       * sys_exit, which every syscall of the node pays while attached */
-				      "syscall_hooks", c->syscall_hooks ? c->syscall_hooks : "none",
-				      /* node: a group of the node's one set (its counters the node's,
-				       * their change while this run traced); run: programs of its own */
-				      "programs", c->programs_shared ? "node" : "run"));
+	json_object_set_new(run, "tracing", tracing_json(c));
 	charge_json(r, run);
 	run_record__gpu_nvml(r, &nv);
 	gpu_run_json(&c->gpu, &nv, run);

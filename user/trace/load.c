@@ -332,3 +332,32 @@ fail:
 	t->skel = NULL;
 	return err ? err : -EINVAL;
 }
+
+/*
+ * The programs this run traces with: the node's set, joined or loaded, with this run a group
+ * of it; else (a trial, the baseline, UNITMETER_PROGRAMS=own, the set unusable) its own, said
+ * in -v with why. 0 or a negative errno, one line said.
+ */
+int load_programs(struct tracer *t)
+{
+	const char *own_why;
+	int err = 0;
+
+	own_why = t->cfg->own_programs ? "a trial of this run's own"
+					: node_programs_refusal(&t->kernel);
+	if (!own_why) {
+		t->node_shared = open_node_programs(t) == 0;
+		if (!t->node_shared)
+			own_why = "the node's could not be used (the line above says why)";
+	}
+	if (!t->node_shared) {
+		um_info("programs: this run's own (%s)", own_why);
+		err = skel_prepare(t, false);
+		if (!err)
+			err = skel_load(t);
+		if (!err)
+			err = run_group_map(&t->group, t->skel) ?:
+			      run_group_join(&t->group, t->skel, t->cfg, 0);
+	}
+	return err;
+}

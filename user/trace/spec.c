@@ -88,14 +88,125 @@ static void match_offer(struct function_match *m, uint64_t offset, const char *v
 		version_list_add(m->versions, sizeof(m->versions), version);
 }
 
+/* A function name's search through an ELF file's symbol tables (elf_function_offset). */
+struct symbol_search {
+	const char *name, *version; /* version NULL: any, the default first */
+	size_t name_len;
+	struct elf_versions versions;
+	struct function_match match;
+	struct near_names near; /* the closest names, while none matches */
+	int nsyms;              /* functions seen: none means a stripped file */
+};
+
+/* The symbols of one table (.symtab or .dynsym; versym: .gnu.version, beside .dynsym). */
+static void scan_symbols(Elf *elf, const GElf_Shdr *shdr, Elf_Data *data, Elf_Data *versym,
+			 struct symbol_search *s)
+{
+	for (size_t i = 0; data && shdr->sh_entsize && i < shdr->sh_size / shdr->sh_entsize; i++) {
+		const char *sname, *sversion = NULL;
+		bool is_default = false;
+		GElf_Shdr home;
+		GElf_Versym vs;
+		GElf_Sym sym;
+		size_t base;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		sname = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!sname || !*sname)
+			continue;
+		s->nsyms++;
+		/* .symtab writes a version into the name (name@V, name@@V); .dynsym beside it */
+		base = strcspn(sname, "@");
+		if (sname[base]) {
+			is_default = sname[base + 1] == '@';
+			sversion = sname + base + strspn(sname + base, "@");
+		} else if (versym && gelf_getversym(versym, (int)i, &vs) &&
+			   (vs & 0x7fff) > 1 && (vs & 0x7fff) < MAX_VERSIONS) {
+			/* the hidden bit marks the versions only an old binary binds to */
+			is_default = !(vs & 0x8000);
+			sversion = s->versions.name[vs & 0x7fff];
+		}
+		if (base != s->name_len || strncmp(sname, s->name, s->name_len) != 0) {
+			/* the closest names matter only while none matches (an edit distance a
+			 * symbol: most of the scan's cost) */
+			if (!s->match.found)
+				near_offer(&s->near, sname, s->name);
+			continue;
+		}
+		if (s->version && (!sversion || strcmp(sversion, s->version) != 0)) {
+			/* another version of the name: listed, should none be the one asked */
+			if (sversion)
+				version_list_add(s->match.versions, sizeof(s->match.versions),
+						 sversion);
+			continue;
+		}
+		/* the file offset of the address: its section's place in the file */
+		if (!gelf_getshdr(elf_getscn(elf, sym.st_shndx), &home))
+			continue;
+		match_offer(&s->match, sym.st_value - home.sh_addr + home.sh_offset, sversion,
+			    is_default);
+	}
+}
+
+/* The .gnu.version section's data (a version index per .dynsym entry), or NULL. */
+static Elf_Data *versym_data(Elf *elf)
+{
+	Elf_Scn *vs = NULL;
+	GElf_Shdr vshdr;
+	Elf_Data *versym = NULL;
+
+	while ((vs = elf_nextscn(elf, vs)))
+		if (gelf_getshdr(vs, &vshdr) && vshdr.sh_type == SHT_GNU_versym)
+			versym = elf_getdata(vs, NULL);
+	return versym;
+}
+
+/* What the search found: the offset (0), or why not in why (a negative errno). */
+static int search_verdict(struct symbol_search *s, const char *path, uint64_t *offset,
+			  char *why, size_t whylen)
+{
+	int err = -ENOENT;
+
+	if (s->match.found && s->match.several && s->match.has_default) {
+		/* what a program built now calls, as the loader binds an unversioned name */
+		*offset = s->match.default_offset;
+		err = 0;
+	} else if (s->match.found && s->match.several) {
+		snprintf(why, whylen, "%s exports '%s' under several versions at different addresses "
+			 "(%s), none the default: name one, as %s:%s@VERSION", path, s->name,
+			 s->match.versions, path, s->name);
+		err = -ENOTUNIQ;
+	} else if (s->match.found) {
+		*offset = s->match.offset;
+		err = 0;
+	} else if (s->version && s->match.versions[0]) {
+		snprintf(why, whylen, "%s has no version '%s' of '%s'; it has: %s", path, s->version,
+			 s->name, s->match.versions);
+	} else if (s->nsyms == 0) {
+		snprintf(why, whylen, "%s has no symbol table (stripped?): unit functions are found by "
+			 "name; rebuild it without -s, or name a library that exports the function",
+			 path);
+		err = -ENODATA;
+	} else {
+		int n = snprintf(why, whylen, "%s has no function '%s'; closest: ", path, s->name);
+
+		if (n > 0 && (size_t)n < whylen)
+			near_names__format(&s->near, why + n, whylen - n);
+	}
+	return err;
+}
+
 int elf_function_offset(const char *path, const char *name, const char *version, uint64_t *offset,
 			char *why, size_t whylen)
 {
-	struct near_names near = { 0 };
-	struct function_match match = { 0 };
-	struct elf_versions versions;
-	int fd, err = -ENOENT, nsyms = 0;
-	size_t name_len = strlen(name);
+	struct symbol_search search = { .name = name, .version = version, .name_len = strlen(name) };
+	int fd, err = -ENOENT;
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
 
@@ -115,102 +226,19 @@ int elf_function_offset(const char *path, const char *name, const char *version,
 		err = -ENOEXEC;
 		goto out;
 	}
-	versions_read(elf, &versions);
+	versions_read(elf, &search.versions);
 	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data, *versym = NULL;
 		GElf_Shdr shdr;
 
 		if (!gelf_getshdr(scn, &shdr) ||
 		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
 			continue;
-		data = elf_getdata(scn, NULL);
-		/* .gnu.version: one entry per .dynsym entry, the index of the symbol's version */
-		if (shdr.sh_type == SHT_DYNSYM) {
-			Elf_Scn *vs = NULL;
-			GElf_Shdr vshdr;
-
-			while ((vs = elf_nextscn(elf, vs)))
-				if (gelf_getshdr(vs, &vshdr) && vshdr.sh_type == SHT_GNU_versym)
-					versym = elf_getdata(vs, NULL);
-		}
-		for (size_t i = 0; data && shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
-			const char *sname, *sversion = NULL;
-			bool is_default = false;
-			GElf_Shdr home;
-			GElf_Versym vs;
-			GElf_Sym sym;
-			size_t base;
-			int type;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_shndx >= SHN_LORESERVE)
-				continue;
-			sname = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!sname || !*sname)
-				continue;
-			nsyms++;
-			/* .symtab writes a version into the name (name@V, name@@V); .dynsym beside it */
-			base = strcspn(sname, "@");
-			if (sname[base]) {
-				is_default = sname[base + 1] == '@';
-				sversion = sname + base + strspn(sname + base, "@");
-			} else if (versym && gelf_getversym(versym, (int)i, &vs) &&
-				   (vs & 0x7fff) > 1 && (vs & 0x7fff) < MAX_VERSIONS) {
-				/* the hidden bit marks the versions only an old binary binds to */
-				is_default = !(vs & 0x8000);
-				sversion = versions.name[vs & 0x7fff];
-			}
-			if (base != name_len || strncmp(sname, name, name_len) != 0) {
-				/* the closest names matter only while none matches (an edit distance a
-				 * symbol: most of the scan's cost) */
-				if (!match.found)
-					near_offer(&near, sname, name);
-				continue;
-			}
-			if (version && (!sversion || strcmp(sversion, version) != 0)) {
-				/* another version of the name: listed, should none be the one asked */
-				if (sversion)
-					version_list_add(match.versions, sizeof(match.versions), sversion);
-				continue;
-			}
-			/* the file offset of the address: its section's place in the file */
-			if (!gelf_getshdr(elf_getscn(elf, sym.st_shndx), &home))
-				continue;
-			match_offer(&match, sym.st_value - home.sh_addr + home.sh_offset, sversion,
-				    is_default);
-		}
+		scan_symbols(elf, &shdr, elf_getdata(scn, NULL),
+			     shdr.sh_type == SHT_DYNSYM ? versym_data(elf) : NULL, &search);
 	}
-	if (match.found && match.several && match.has_default) {
-		/* what a program built now calls, as the loader binds an unversioned name */
-		*offset = match.default_offset;
-		err = 0;
-	} else if (match.found && match.several) {
-		snprintf(why, whylen, "%s exports '%s' under several versions at different addresses "
-			 "(%s), none the default: name one, as %s:%s@VERSION", path, name,
-			 match.versions, path, name);
-		err = -ENOTUNIQ;
-	} else if (match.found) {
-		*offset = match.offset;
-		err = 0;
-	} else if (version && match.versions[0]) {
-		snprintf(why, whylen, "%s has no version '%s' of '%s'; it has: %s", path, version, name,
-			 match.versions);
-	} else if (nsyms == 0) {
-		snprintf(why, whylen, "%s has no symbol table (stripped?): unit functions are found by "
-			 "name; rebuild it without -s, or name a library that exports the function",
-			 path);
-		err = -ENODATA;
-	} else {
-		int n = snprintf(why, whylen, "%s has no function '%s'; closest: ", path, name);
-
-		if (n > 0 && (size_t)n < whylen)
-			near_names__format(&near, why + n, whylen - n);
-	}
+	err = search_verdict(&search, path, offset, why, whylen);
 out:
-	near_names__free(&near);
+	near_names__free(&search.near);
 	if (elf)
 		elf_end(elf);
 	close(fd);

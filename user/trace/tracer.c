@@ -101,7 +101,6 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 	struct tracer *t = calloc(1, sizeof(*t));
 	int n_cpus = libbpf_num_possible_cpus();
 	uint64_t t0 = um_monotonic_ns();
-	const char *own_why;
 	int err;
 
 	if (!t)
@@ -145,24 +144,9 @@ int tracer__open(struct tracer **out, const struct tracer_config *cfg, tracer_re
 		"perf events (this kernel makes no multi-uprobe link)");
 	t->timing.open_ns = um_monotonic_ns() - t0;
 	t0 = um_monotonic_ns();
-	own_why = cfg->own_programs ? "a trial of this run's own" :
-				      node_programs_refusal(&t->kernel);
-	if (!own_why) {
-		t->node_shared = open_node_programs(t) == 0;
-		if (!t->node_shared)
-			own_why = "the node's could not be used (the line above says why)";
-	}
-	if (!t->node_shared) {
-		um_info("programs: this run's own (%s)", own_why);
-		err = skel_prepare(t, false);
-		if (!err)
-			err = skel_load(t);
-		if (!err)
-			err = run_group_map(&t->group, t->skel) ?:
-			      run_group_join(&t->group, t->skel, cfg, 0);
-		if (err)
-			goto fail;
-	}
+	err = load_programs(t);
+	if (err)
+		goto fail;
 	t->rb = ring_buffer__new(t->group.ring_fd, on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -176,9 +160,6 @@ fail:
 	tracer__destroy(t);
 	return err;
 }
-
-#ifndef PIDFD_THREAD
-#endif
 
 int tracer__attach(struct tracer *t)
 {

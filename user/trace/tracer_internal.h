@@ -78,6 +78,8 @@ struct tracer {
 };
 
 /* load.c */
+/* The node's set of programs joined or loaded (or this run's own), this run a group of it. */
+int load_programs(struct tracer *t);
 /* Open the build's skeleton and choose its programs (node: any run of the node's); load it. */
 int skel_prepare(struct tracer *t, bool node);
 int skel_load(struct tracer *t);
