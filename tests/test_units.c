@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 #include "helpers.h"
+#include "common/unit_keys.h"
 
 TestSuite(units, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);
 
@@ -894,5 +895,70 @@ Test(units, tmp_output_bytes_null_without_a_tmp_dir)
 	cr_expect_not_null(strstr(json_string_value(jget(jget(jget(r.manifest, "run"), "tmp_dir"),
 							 "note")), "cannot be read"));
 	cr_expect_not_null(strstr(r.err, "tmp_output_bytes will be null"), "%s", r.err);
+	um_result_free(&r);
+}
+
+/* The keys of the man page's "Unit keys" section: the .B name after each .TP. */
+static json_t *man_unit_keys(void)
+{
+	char path[1024], line[512], prev[512] = "";
+	json_t *keys = json_object();
+	bool in_section = false;
+	FILE *f;
+
+	/* the man page beside the fixtures: FIXTURES is the tree's tests/fixtures */
+	snprintf(path, sizeof(path), "%s../../man/unitmeter.1", fixture(""));
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SS ", 4))
+			in_section = !strcmp(line, ".SS Unit keys");
+		else if (in_section && !strcmp(prev, ".TP") && !strncmp(line, ".B ", 3))
+			json_object_set_new(keys, line + 3, json_true());
+		snprintf(prev, sizeof(prev), "%s", line);
+	}
+	fclose(f);
+	return keys;
+}
+
+/*
+ * The file format said once (issue #35): every key a unit carries, in the stream and in the
+ * manifest, is in the man page's list and the list names no other; every figure the readers
+ * take (common/unit_keys.h, UM_UNIT_FIGURES) is a key the writer writes, so a typo on either
+ * side is a failure here, not a figure silently null.
+ */
+Test(units, the_keys_written_read_and_documented_are_the_same)
+{
+	static const char *const read_keys[] = {
+#define UM_FIGURE_KEY(field, key, max, need) key,
+		UM_UNIT_FIGURES(UM_FIGURE_KEY)
+#undef UM_FIGURE_KEY
+	};
+	const char *mode[] = { "--mode", "spikes", "--sizes", "2", "--hold-ms", "1", NULL };
+	json_t *documented = man_unit_keys(), *units, *value;
+	struct um_result r;
+	const char *key;
+
+	units = run_units(&r, mode);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(json_array_size(units), 1);
+	cr_assert_eq(json_array_size(r.units), 1);
+	for (int from = 0; from < 2; from++) {
+		json_t *unit = json_array_get(from ? r.units : units, 0);
+
+		json_object_foreach(unit, key, value)
+			cr_expect_not_null(json_object_get(documented, key),
+					   "the %s's unit key \"%s\" is not in the man page's Unit keys",
+					   from ? "stream" : "manifest", key);
+		json_object_foreach(documented, key, value)
+			cr_expect_not_null(json_object_get(unit, key),
+					   "the man page's unit key \"%s\" is not in the %s's unit", key,
+					   from ? "stream" : "manifest");
+	}
+	for (size_t i = 0; i < sizeof(read_keys) / sizeof(read_keys[0]); i++)
+		cr_expect_not_null(json_object_get(json_array_get(r.units, 0), read_keys[i]),
+				   "the readers take \"%s\", which no unit carries", read_keys[i]);
+	json_decref(documented);
 	um_result_free(&r);
 }

@@ -59,7 +59,8 @@ chmod 755 "$snap" # some tests run unitmeter as nobody
 build=$(dirname "$UNITMETER")
 build=${build#"$top"/}
 (cd "$top" && cp -a --parents "$build/unitmeter" "$build/libunitmeter_marker.so" "$build/workloads" \
-	"$build/demo" "$build/tests/unitmeter_tests" python tests/fixtures tools/workloads "$snap/") || exit 1
+	"$build/demo" "$build/tests/unitmeter_tests" python tests/fixtures tools/workloads \
+	man/unitmeter.1 "$snap/") || exit 1
 slurm=${VMTEST_SLURM:-0}
 if [ "$slurm" = 1 ]; then
 	: "${SPANK_PLUGIN:?SPANK_PLUGIN must be set: run make vmtest-slurm}"
@@ -83,8 +84,8 @@ case " $cells " in
 	mkdir -p "$arm64_root$snap/$build"
 	(cd "$top/.output-arm64" && cp -a --parents unitmeter libunitmeter_marker.so workloads demo \
 		tests/unitmeter_tests "$arm64_root$snap/$build/") || exit 1
-	(cd "$top" && cp -a --parents python tests/fixtures tools/workloads "$arm64_root$snap/") ||
-		exit 1
+	(cd "$top" && cp -a --parents python tests/fixtures tools/workloads man/unitmeter.1 \
+		"$arm64_root$snap/") || exit 1
 	chmod 755 "$arm64_root$snap"
 	;;
 esac

@@ -45,6 +45,33 @@
 #define UM_KEY_STATUS               "status"
 #define UM_KEY_INCOMPLETE_REASON    "incomplete_reason"
 
+/*
+ * The figures the readers take of a unit (files/units_file.h), one line each, from which the
+ * field enum, both readers' key tables (units_file.c's jansson, fastjson.cc's simdjson) and
+ * the checks a unit must pass are made: X(FIELD, key, max, need), where a unit's figure must be
+ * a number from 0 to max (max 0: not checked) and need says whether it may be absent or null
+ * (UM_FIGURE_OPTIONAL) or not (UM_FIGURE_REQUIRED). Adding a figure a reader takes is one line
+ * here; the key's name itself is its UM_KEY_ above.
+ */
+#define UM_FIGURE_OPTIONAL 0
+#define UM_FIGURE_REQUIRED 1
+#define UM_UNIT_FIGURES(X)                                                                 \
+	X(INDEX, UM_KEY_INDEX, 0, UM_FIGURE_OPTIONAL)                                      \
+	X(PID, UM_KEY_PID, 0, UM_FIGURE_OPTIONAL)                                          \
+	X(START_NS, UM_KEY_START_NS, 0, UM_FIGURE_OPTIONAL)                                \
+	X(WALL_S, UM_KEY_WALL_S, 1e9 /* thirty years */, UM_FIGURE_REQUIRED)               \
+	X(CPU_S, UM_KEY_CPU_S, 1e12, UM_FIGURE_REQUIRED)                                   \
+	X(PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, 4e18, UM_FIGURE_REQUIRED)                 \
+	X(OUTPUT_BYTES, UM_KEY_OUTPUT_BYTES, 4e18, UM_FIGURE_OPTIONAL)                     \
+	X(TMP_OUTPUT_BYTES, UM_KEY_TMP_OUTPUT_BYTES, 4e18, UM_FIGURE_OPTIONAL)             \
+	X(CPU_UTILISATION, UM_KEY_CPU_UTILISATION, 1e6, UM_FIGURE_OPTIONAL)                \
+	X(PEAK_RSS_DELTA_BYTES, UM_KEY_PEAK_RSS_DELTA_BYTES, 0, UM_FIGURE_OPTIONAL)        \
+	X(PEAK_CHARGE_BYTES, UM_KEY_PEAK_CHARGE_BYTES, 0, UM_FIGURE_OPTIONAL)              \
+	X(START_RSS_BYTES, UM_KEY_START_RSS_BYTES, 0, UM_FIGURE_OPTIONAL)                  \
+	X(PEAK_GPU_BYTES, UM_KEY_PEAK_GPU_BYTES, 0, UM_FIGURE_OPTIONAL)                    \
+	X(GPU_DEVICES, UM_KEY_GPU_DEVICES, 0, UM_FIGURE_OPTIONAL)                          \
+	X(GPU_CONTEXT_BYTES, UM_KEY_GPU_CONTEXT_BYTES, 0, UM_FIGURE_OPTIONAL)
+
 /* UM_KEY_STATUS's values; a unit without the key (an older file) is complete. */
 #define UM_STATUS_COMPLETE   "complete"
 #define UM_STATUS_INCOMPLETE "incomplete"

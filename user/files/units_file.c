@@ -63,21 +63,9 @@ static void device_max(const json_t *list, struct um_read_unit *u)
 void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
 {
 	static const char *const keys[UM_F_N] = {
-		[UM_F_INDEX] = UM_KEY_INDEX,
-		[UM_F_PID] = UM_KEY_PID,
-		[UM_F_START_NS] = UM_KEY_START_NS,
-		[UM_F_WALL_S] = UM_KEY_WALL_S,
-		[UM_F_CPU_S] = UM_KEY_CPU_S,
-		[UM_F_CPU_UTILISATION] = UM_KEY_CPU_UTILISATION,
-		[UM_F_PEAK_RSS_BYTES] = UM_KEY_PEAK_RSS_BYTES,
-		[UM_F_PEAK_RSS_DELTA_BYTES] = UM_KEY_PEAK_RSS_DELTA_BYTES,
-		[UM_F_OUTPUT_BYTES] = UM_KEY_OUTPUT_BYTES,
-		[UM_F_TMP_OUTPUT_BYTES] = UM_KEY_TMP_OUTPUT_BYTES,
-		[UM_F_PEAK_CHARGE_BYTES] = UM_KEY_PEAK_CHARGE_BYTES,
-		[UM_F_START_RSS_BYTES] = UM_KEY_START_RSS_BYTES,
-		[UM_F_PEAK_GPU_BYTES] = UM_KEY_PEAK_GPU_BYTES,
-		[UM_F_GPU_DEVICES] = UM_KEY_GPU_DEVICES,
-		[UM_F_GPU_CONTEXT_BYTES] = UM_KEY_GPU_CONTEXT_BYTES,
+#define UM_FIGURE_KEY(field, key, max, need) [UM_F_##field] = key,
+		UM_UNIT_FIGURES(UM_FIGURE_KEY)
+#undef UM_FIGURE_KEY
 	};
 	const char *status;
 
@@ -112,21 +100,21 @@ static int check_figures(const struct um_read_unit *u, char *why, size_t len)
 	static const struct {
 		enum um_unit_field field;
 		const char *key;
-		double max;
+		double max; /* 0: not checked */
 		bool optional;
 	} figures[] = {
-		{ UM_F_WALL_S, UM_KEY_WALL_S, 1e9, false }, /* thirty years */
-		{ UM_F_CPU_S, UM_KEY_CPU_S, 1e12, false },
-		{ UM_F_PEAK_RSS_BYTES, UM_KEY_PEAK_RSS_BYTES, 4e18, false },
-		{ UM_F_OUTPUT_BYTES, UM_KEY_OUTPUT_BYTES, 4e18, true },
-		{ UM_F_TMP_OUTPUT_BYTES, UM_KEY_TMP_OUTPUT_BYTES, 4e18, true },
-		{ UM_F_CPU_UTILISATION, UM_KEY_CPU_UTILISATION, 1e6, true },
+#define UM_FIGURE_CHECK(field, key, max, need)                                             \
+	{ UM_F_##field, key, max, need == UM_FIGURE_OPTIONAL },
+		UM_UNIT_FIGURES(UM_FIGURE_CHECK)
+#undef UM_FIGURE_CHECK
 	};
 
 	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
 		enum um_unit_field f = figures[k].field;
 		double x;
 
+		if (!figures[k].max)
+			continue;
 		if (figures[k].optional && (u->kind[f] == UM_V_ABSENT || u->kind[f] == UM_V_NULL))
 			continue;
 		if (!um_unit_is_number(u, f)) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "common/unit_keys.h"
 
 /*
  * What the readers take of one unit, without the parsed document: the figures a command reads,
@@ -18,21 +19,9 @@
  * missing output_bytes is not recorded; a real one is not summed; a peak past 2^53 is exact).
  */
 enum um_unit_field {
-	UM_F_INDEX,
-	UM_F_PID,
-	UM_F_START_NS,
-	UM_F_WALL_S,
-	UM_F_CPU_S,
-	UM_F_CPU_UTILISATION,
-	UM_F_PEAK_RSS_BYTES,
-	UM_F_PEAK_RSS_DELTA_BYTES,
-	UM_F_OUTPUT_BYTES,
-	UM_F_TMP_OUTPUT_BYTES,
-	UM_F_PEAK_CHARGE_BYTES,
-	UM_F_START_RSS_BYTES,
-	UM_F_PEAK_GPU_BYTES,
-	UM_F_GPU_DEVICES,
-	UM_F_GPU_CONTEXT_BYTES,
+#define UM_FIGURE_FIELD(field, key, max, need) UM_F_##field,
+	UM_UNIT_FIGURES(UM_FIGURE_FIELD)
+#undef UM_FIGURE_FIELD
 	/* not a key: the largest "peak_bytes" of UM_KEY_PEAK_GPU_BY_DEVICE (one device's peak, what
 	 * a GPU must hold), null when that key is null, other when it is not an array of objects
 	 * with numbers */
