@@ -94,19 +94,6 @@ void run_record__add_root(struct run_record *r, pid_t pid, pid_t ppid, const cha
 	snprintf(row->comm, sizeof(row->comm), "%s", comm);
 }
 
-const char *run_record__unit_spec(const struct run_record *r, const struct um_unit_record *u)
-{
-	return u->spec < r->cfg->n_specs ? r->cfg->specs[u->spec].text : NULL;
-}
-
-size_t run_record__unit_line(const struct run_record *r, const struct um_unit_record *u,
-			     size_t index, char *buf, size_t len)
-{
-	return um_unit_json(u, &r->nvml_units[index], index,
-			    u->spec < r->cfg->n_specs ? r->spec_json[u->spec] : "null", r->t0_ns, buf,
-			    len);
-}
-
 /* Keep pid's context as read last; a process out of room is left out of the run's sum. */
 static void keep_context(struct run_record *r, pid_t pid, uint64_t bytes)
 {
@@ -122,14 +109,6 @@ static void keep_context(struct run_record *r, pid_t pid, uint64_t bytes)
 		return;
 	r->contexts = c;
 	r->contexts[r->n_contexts++] = (struct nvml_context){ .pid = pid, .bytes = bytes };
-}
-
-void run_record__gpu_nvml(const struct run_record *r, struct gpu_nvml_run *out)
-{
-	*out = (struct gpu_nvml_run){ .loaded = r->trace.nvml_loaded, .why = r->trace.nvml_why,
-				      .processes = r->n_contexts };
-	for (size_t i = 0; i < r->n_contexts; i++)
-		out->context_bytes += r->contexts[i].bytes;
 }
 
 /* A unit, with NVML's reading of its process at its end (the tracer's, as the record came). */
@@ -318,20 +297,6 @@ int run_record__close(struct run_record *r, struct run_end *end)
 			"waited too long): a peak they touched may be off by one change "
 			"(run.tracing in the manifest)", (unsigned long long)c->lock_timeouts);
 	return err;
-}
-
-bool run_record__peak_charge(const struct run_record *r, uint64_t *peak)
-{
-	const struct tracer_counters *c = &r->trace.counters;
-	const struct memcg *m = &r->memcg;
-
-	if (!m->id || !c->charge_known)
-		return false;
-	*peak = c->group_peak_charge_bytes;
-	if ((m->made_for_run || c->charge_watermark_last_bytes > c->charge_watermark_start_bytes) &&
-	    c->charge_watermark_last_bytes > *peak)
-		*peak = c->charge_watermark_last_bytes;
-	return true;
 }
 
 void run_record__free(struct run_record *r)
