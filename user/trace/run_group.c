@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "trace/run_group.h"
 #include "unitmeter.skel.h"
@@ -216,7 +217,7 @@ static bool sweep_doomed(const struct sweep_rule *rule, const char *key, const c
 static void sweep_map(int fd, size_t key_size, size_t value_size, const struct sweep_rule *rule)
 {
 	size_t n = 0, cap = 0;
-	char *keys = NULL, prev[64], key[64];
+	char *keys = NULL, *bigger, prev[64], key[64];
 	char *value = malloc(value_size ? value_size : 1);
 	char *owner_value = malloc(rule->owner_value_size ? rule->owner_value_size : 1);
 	bool first = true;
@@ -229,13 +230,10 @@ static void sweep_map(int fd, size_t key_size, size_t value_size, const struct s
 			continue;
 		if (!sweep_doomed(rule, key, value, owner_value))
 			continue;
-		if (n == cap) {
-			char *bigger = realloc(keys, (cap = cap ? cap * 2 : 64) * key_size);
-
-			if (!bigger)
-				break;
-			keys = bigger;
-		}
+		bigger = um_grow(keys, &cap, n + 1, key_size, 64);
+		if (!bigger)
+			break;
+		keys = bigger;
 		memcpy(keys + n++ * key_size, key, key_size);
 	}
 	for (size_t i = 0; i < n; i++)
