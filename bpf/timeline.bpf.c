@@ -3,7 +3,7 @@
  * The memory timeline: every value a group's RSS takes (rss_apply_locked) and every charge read
  * (charge_raise_locked) goes into the bucket of its instant, which keeps the lowest, the highest and the
  * last. Nothing is sampled, so a 2 ms spike is in the timeline at its full height; the loader
- * takes buckets as they end and merges them into a timeline of bounded size (user/record/timeline.c).
+ * takes buckets as they end and merges them into a timeline of bounded size (user/trace/timeline.c).
  *
  * Buckets are claimed by their number and only ever raised (the lowest value is kept as its
  * complement), so CPUs writing the same bucket at once lose nothing and need no lock; the loader

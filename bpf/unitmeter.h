@@ -58,7 +58,7 @@
  * The memory timeline (timeline.bpf.c): the group's RSS and charge, as their lowest and highest
  * value in each bucket of 2^UM_TIMELINE_SHIFT ns (~1 ms) since timeline_start_ns, in a ring of
  * UM_TIMELINE_SLOTS buckets (~4.3 s) that the loader empties as time passes and merges into a
- * bounded timeline of its own (user/record/timeline.c).
+ * bounded timeline of its own (user/trace/timeline.c).
  */
 #define UM_TIMELINE_SHIFT 20
 #define UM_TIMELINE_SLOTS 4096

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The memory timeline: its bookkeeping (user/record/timeline.c) on buckets made here (what the drain
+ * The memory timeline: its bookkeeping (user/trace/timeline.c) on buckets made here (what the drain
  * takes from the BPF ring and frees, how buckets merge as a run outgrows them, what the manifest
  * gets), then the timeline the real programs fill, against workloads whose spikes are known.
  */

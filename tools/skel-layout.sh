@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Fail unless two bpftool skeletons declare the same struct (programs, maps, links and global
 # sections at the same offsets), names aside: the loader opens the second object through the
-# first one's struct (user/trace/tracer.c).
+# first one's struct (user/trace/load.c).
 # usage: skel-layout.sh FIRST.skel.h FIRST_NAME SECOND.skel.h SECOND_NAME
 set -eu
 layout() { # the skeleton struct's declaration, with its name made neutral

@@ -136,7 +136,7 @@ static int resolve_specs(struct session *s, const struct um_options *o, const ch
 		int err;
 
 		if (o->lookup_at_exec && !strchr(o->specs[i], ':')) {
-			/* found (or not) in the programs exec'd later: tracer.c looks at each */
+			/* found (or not) in the programs exec'd later: trace/probes.c looks at each */
 			s->specs[i] = (struct unit_spec){ .text = o->specs[i],
 							   .symbol = strdup(o->specs[i]) };
 			if (!s->specs[i].symbol)

@@ -23,7 +23,7 @@ struct gpu_nvml_run {
 
 /*
  * Set peak_gpu_bytes, peak_gpu_managed_bytes, gpu_devices and peak_gpu_bytes_by_device in run
- * (the units' keys, files/unit_keys.h; null when no traced process made a probed call), and
+ * (the units' keys, common/unit_keys.h; null when no traced process made a probed call), and
  * "gpu": the library probed, the calls seen, and the reason when the figures are null. With
  * nv, peak_gpu_total_bytes and gpu_context_bytes: the API peak plus the contexts NVML gave (null
  * when none was read), and "gpu.nvml", how they were read or why not.

@@ -73,7 +73,7 @@ int gpu_probes_attach(const char *path, bool multi, gpu_attach_fn attach,
 		int err = uprobe_link_offset(path, entry_points[i].symbol, multi, &offset);
 
 		/* the return first: an entry whose return is not probed would leave its arguments
-		 * behind (as for units, tracer.c) */
+		 * behind (as for units, probes.c) */
 		for (int ret = 1; ret >= 0; ret--) {
 			/* every process: the BPF side filters; a lookup's error is handled as an
 			 * attach's */
