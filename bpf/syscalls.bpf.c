@@ -214,9 +214,8 @@ static __always_inline void fork_ends(void)
 
 /* The functions the calls go through (loaded where trampolines attach). */
 
-SEC("fexit/vfs_write")
-int BPF_PROG(handle_vfs_write, struct file *file, const char *buf, size_t count, loff_t *pos,
-	     ssize_t ret)
+/* A write returned: its bytes, where the file is a regular one and the writer tracked. */
+static __always_inline int write_returned(struct file *file, ssize_t ret)
 {
 	struct um_proc *proc;
 
@@ -227,16 +226,18 @@ int BPF_PROG(handle_vfs_write, struct file *file, const char *buf, size_t count,
 	return 0;
 }
 
+SEC("fexit/vfs_write")
+int BPF_PROG(handle_vfs_write, struct file *file, const char *buf, size_t count, loff_t *pos,
+	     ssize_t ret)
+{
+	return write_returned(file, ret);
+}
+
 SEC("fexit/vfs_writev")
 int BPF_PROG(handle_vfs_writev, struct file *file, const void *vec, unsigned long vlen,
 	     loff_t *pos, int flags, ssize_t ret)
 {
-	struct um_proc *proc;
-
-	if (ret <= 0 || !(proc = current_proc()))
-		return 0;
-	write_count(proc, file_write_kind(file, proc->group), ret);
-	return 0;
+	return write_returned(file, ret);
 }
 
 SEC("fentry/kernel_clone")
