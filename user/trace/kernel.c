@@ -171,56 +171,53 @@ static void note_forced(struct kernel_features *k, const char *name, const char 
 }
 
 /*
+ * The choice an environment setting forces: the index of names (the choices' own names, NULL
+ * where none) that env holds, noted in k->forced for the load's error; -1 when env is unset
+ * or names none of them.
+ */
+static int forced_choice(struct kernel_features *k, const char *env, const char *const *names,
+			 int n)
+{
+	const char *value = getenv(env);
+
+	for (int i = 0; value && i < n; i++)
+		if (names[i] && !strcmp(value, names[i])) {
+			note_forced(k, env, value);
+			return i;
+		}
+	return -1;
+}
+
+/*
  * UNITMETER_BUILD=per-cpu|thread-cache|baseline loads that build whatever the kernel offers: for
  * testing that the matrix catches the wrong one (make vmtest), never needed to trace.
- */
-static void force_build(struct kernel_features *k)
-{
-	const char *forced = getenv("UNITMETER_BUILD");
-
-	if (!forced || k->build == KERNEL_BUILD_NONE)
-		return;
-	note_forced(k, "UNITMETER_BUILD", forced);
-	if (strcmp(forced, "per-cpu") == 0)
-		k->build = KERNEL_BUILD_PER_CPU;
-	else if (strcmp(forced, "thread-cache") == 0)
-		k->build = KERNEL_BUILD_THREAD_CACHE;
-	else if (strcmp(forced, "baseline") == 0)
-		k->build = KERNEL_BUILD_BASELINE;
-}
-
-/*
  * UNITMETER_FAULT_HOOK=fexit|kretprobe loads that hook whatever the trial said: for testing that
  * the matrix catches the wrong one (fexit on arm64 before 6.4) and that the other is exact.
- */
-static void force_fault_hook(struct kernel_features *k)
-{
-	const char *forced = getenv("UNITMETER_FAULT_HOOK");
-
-	if (!forced || k->build == KERNEL_BUILD_NONE)
-		return;
-	note_forced(k, "UNITMETER_FAULT_HOOK", forced);
-	if (strcmp(forced, "fexit") == 0)
-		k->fault_hook = FAULT_HOOK_FEXIT;
-	else if (strcmp(forced, "kretprobe") == 0)
-		k->fault_hook = FAULT_HOOK_KRETPROBE;
-}
-
-/*
  * UNITMETER_SYSCALL_HOOKS=functions|tracepoints loads those hooks whatever the kernel offers:
  * for the bench's comparison, and for testing that both count alike where both attach.
  */
-static void force_syscall_hooks(struct kernel_features *k)
+static void force_choices(struct kernel_features *k)
 {
-	const char *forced = getenv("UNITMETER_SYSCALL_HOOKS");
+	const char *const builds[] = { NULL, kernel_build_name(KERNEL_BUILD_PER_CPU),
+				       kernel_build_name(KERNEL_BUILD_THREAD_CACHE),
+				       kernel_build_name(KERNEL_BUILD_BASELINE) };
+	const char *const fault_hooks[] = { NULL, fault_hook_name(FAULT_HOOK_FEXIT),
+					    fault_hook_name(FAULT_HOOK_KRETPROBE) };
+	const char *const syscall_hooks[] = { syscall_hooks_name(SYSCALL_HOOKS_FUNCTIONS),
+					      syscall_hooks_name(SYSCALL_HOOKS_TRACEPOINTS) };
+	int choice;
 
-	if (!forced)
-		return;
-	note_forced(k, "UNITMETER_SYSCALL_HOOKS", forced);
-	if (strcmp(forced, "functions") == 0)
-		k->syscall_hooks = SYSCALL_HOOKS_FUNCTIONS;
-	else if (strcmp(forced, "tracepoints") == 0)
-		k->syscall_hooks = SYSCALL_HOOKS_TRACEPOINTS;
+	if (k->build != KERNEL_BUILD_NONE) {
+		choice = forced_choice(k, "UNITMETER_BUILD", builds, 4);
+		if (choice >= 0)
+			k->build = (enum kernel_build)choice;
+		choice = forced_choice(k, "UNITMETER_FAULT_HOOK", fault_hooks, 3);
+		if (choice >= 0)
+			k->fault_hook = (enum fault_hook)choice;
+	}
+	choice = forced_choice(k, "UNITMETER_SYSCALL_HOOKS", syscall_hooks, 2);
+	if (choice >= 0)
+		k->syscall_hooks = (enum syscall_hooks)choice;
 }
 
 /*
@@ -403,11 +400,9 @@ void kernel_features_read(struct kernel_features *k)
 	}
 probed:
 	kernel_choose_build(k);
-	force_build(k);
-	force_fault_hook(k);
 	k->syscall_hooks = k->fexit && k->syscall_functions ? SYSCALL_HOOKS_FUNCTIONS
 							    : SYSCALL_HOOKS_TRACEPOINTS;
-	force_syscall_hooks(k);
+	force_choices(k);
 	once = *k;
 	read = true;
 }
