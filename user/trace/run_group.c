@@ -185,69 +185,77 @@ fail:
 	}
 }
 
-/* Which entries a sweep deletes: a group's (a __u32 at group_at in the value, or in the key
- * where in_key), or, where owners_fd >= 0, those whose __u32 at id_at in the key (a tgid or a
- * tid) is no key of owners_fd (procs or threads): a process or thread no longer tracked. */
-struct sweep_rule {
-	size_t group_at;
-	bool in_key;
-	__u32 tag;
-	int owners_fd;
-	size_t id_at;
-	size_t owner_value_size;
-};
-
-static bool sweep_doomed(const struct sweep_rule *rule, const char *key, const char *value,
-			 char *owner_value)
-{
-	__u32 id;
-
-	if (rule->owners_fd >= 0) {
-		memcpy(&id, key + rule->id_at, sizeof(id));
-		return bpf_map_lookup_elem(rule->owners_fd, &id, owner_value) != 0 && errno == ENOENT;
-	}
-	memcpy(&id, (rule->in_key ? key : value) + rule->group_at, sizeof(id));
-	return id == rule->tag;
-}
+/* Whether a sweep deletes an entry: its key, then its value (where the walk reads one). */
+typedef bool (*sweep_doomed_fn)(const char *entry, const void *ctx);
 
 /*
- * Delete every entry of a hash map the rule names. Keys are gathered first, then deleted: a
+ * Delete every entry of a hash map that doomed names. Keys are gathered first, then deleted: a
  * walk that deletes as it goes starts over at the deleted key.
  */
-static void sweep_map(int fd, size_t key_size, size_t value_size, const struct sweep_rule *rule)
+static void sweep_map(int fd, size_t key_size, size_t value_size, sweep_doomed_fn doomed,
+		      const void *ctx)
 {
 	size_t n = 0, cap = 0;
-	char *keys = NULL, *bigger, prev[64], key[64];
-	char *value = malloc(value_size ? value_size : 1);
-	char *owner_value = malloc(rule->owner_value_size ? rule->owner_value_size : 1);
+	char *keys = NULL, *bigger, prev[64], *entry = malloc(key_size + value_size);
 	bool first = true;
 
-	while (value && owner_value && key_size <= sizeof(key) &&
-	       bpf_map_get_next_key(fd, first ? NULL : prev, key) == 0) {
+	while (entry && key_size <= sizeof(prev) &&
+	       bpf_map_get_next_key(fd, first ? NULL : prev, entry) == 0) {
 		first = false;
-		memcpy(prev, key, key_size);
-		if (!rule->in_key && rule->owners_fd < 0 && bpf_map_lookup_elem(fd, key, value))
+		memcpy(prev, entry, key_size);
+		if (value_size && bpf_map_lookup_elem(fd, entry, entry + key_size))
 			continue;
-		if (!sweep_doomed(rule, key, value, owner_value))
+		if (!doomed(entry, ctx))
 			continue;
 		bigger = um_grow(keys, &cap, n + 1, key_size, 64);
 		if (!bigger)
 			break;
 		keys = bigger;
-		memcpy(keys + n++ * key_size, key, key_size);
+		memcpy(keys + n++ * key_size, entry, key_size);
 	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, keys + i * key_size);
 	free(keys);
-	free(value);
-	free(owner_value);
+	free(entry);
 }
 
-#define GROUP_IN_VALUE(type, tag_) \
-	(&(struct sweep_rule){ .group_at = offsetof(type, group), .tag = (tag_), .owners_fd = -1 })
-#define NOT_TRACKED(owners, id_at_, owner_type) \
-	(&(struct sweep_rule){ .owners_fd = (owners), .id_at = (id_at_), \
-			       .owner_value_size = sizeof(owner_type) })
+/* A group's entries: its tag, a __u32 at `at` in the entry (key, then value). */
+struct group_field {
+	size_t at;
+	__u32 tag;
+};
+
+static bool of_group(const char *entry, const void *ctx)
+{
+	const struct group_field *g = ctx;
+	__u32 tag;
+
+	memcpy(&tag, entry + g->at, sizeof(tag));
+	return tag == g->tag;
+}
+
+/* Entries of a process or thread no longer tracked: the __u32 at id_at in the key (a tgid or
+ * a tid) is no key of owners (procs or threads); value: room for one of owners' values. */
+struct owner_map {
+	int fd;
+	size_t id_at;
+	void *value;
+};
+
+static bool untracked(const char *entry, const void *ctx)
+{
+	const struct owner_map *o = ctx;
+	__u32 id;
+
+	memcpy(&id, entry + o->id_at, sizeof(id));
+	return bpf_map_lookup_elem(o->fd, &id, o->value) != 0 && errno == ENOENT;
+}
+
+/* A group's entries of a map whose value (struct type) holds a `group` field. */
+#define SWEEP_GROUP(fd, key_type, type, tag_)                                              \
+	sweep_map(fd, sizeof(key_type), sizeof(type), of_group,                           \
+		  &(struct group_field){ .at = sizeof(key_type) + offsetof(type, group),  \
+					 .tag = (tag_) })
 
 /*
  * Forget every entry a group left in the node's maps (its run ended, or was killed): its
@@ -261,24 +269,25 @@ void run_group_sweep(struct unitmeter_bpf *skel, __u32 tag)
 	int units_fd = bpf_map__fd(skel->maps.units), procs_fd = bpf_map__fd(skel->maps.procs);
 	int threads_fd = bpf_map__fd(skel->maps.threads);
 
-	sweep_map(procs_fd, sizeof(__u32), sizeof(struct um_proc), GROUP_IN_VALUE(struct um_proc, tag));
-	sweep_map(threads_fd, sizeof(__u32), sizeof(struct um_thread),
-		  GROUP_IN_VALUE(struct um_thread, tag));
-	sweep_map(bpf_map__fd(skel->maps.mms), sizeof(__u64), sizeof(struct um_mm),
-		  GROUP_IN_VALUE(struct um_mm, tag));
-	sweep_map(bpf_map__fd(skel->maps.exec_programs), sizeof(struct um_exec_key), 0,
-		  &(struct sweep_rule){ .group_at = offsetof(struct um_exec_key, group), .in_key = true,
-					.tag = tag, .owners_fd = -1 });
-	sweep_map(bpf_map__fd(skel->maps.gpu_procs), sizeof(__u32), 0,
-		  NOT_TRACKED(procs_fd, 0, struct um_proc));
-	sweep_map(bpf_map__fd(skel->maps.gpu_allocs), sizeof(struct um_gpu_key), 0,
-		  NOT_TRACKED(procs_fd, offsetof(struct um_gpu_key, tgid), struct um_proc));
-	sweep_map(bpf_map__fd(skel->maps.gpu_ctxs), sizeof(struct um_gpu_key), 0,
-		  NOT_TRACKED(procs_fd, offsetof(struct um_gpu_key, tgid), struct um_proc));
-	sweep_map(bpf_map__fd(skel->maps.gpu_threads), sizeof(__u32), 0,
-		  NOT_TRACKED(threads_fd, 0, struct um_thread));
-	sweep_map(bpf_map__fd(skel->maps.gpu_calls), sizeof(__u32), 0,
-		  NOT_TRACKED(threads_fd, 0, struct um_thread));
+	struct um_proc proc_room;
+	struct um_thread thread_room;
+	struct owner_map procs = { .fd = procs_fd, .value = &proc_room };
+	struct owner_map procs_by_key = { .fd = procs_fd, .id_at = offsetof(struct um_gpu_key, tgid),
+					  .value = &proc_room };
+	struct owner_map threads = { .fd = threads_fd, .value = &thread_room };
+
+	SWEEP_GROUP(procs_fd, __u32, struct um_proc, tag);
+	SWEEP_GROUP(threads_fd, __u32, struct um_thread, tag);
+	SWEEP_GROUP(bpf_map__fd(skel->maps.mms), __u64, struct um_mm, tag);
+	sweep_map(bpf_map__fd(skel->maps.exec_programs), sizeof(struct um_exec_key), 0, of_group,
+		  &(struct group_field){ .at = offsetof(struct um_exec_key, group), .tag = tag });
+	sweep_map(bpf_map__fd(skel->maps.gpu_procs), sizeof(__u32), 0, untracked, &procs);
+	sweep_map(bpf_map__fd(skel->maps.gpu_allocs), sizeof(struct um_gpu_key), 0, untracked,
+		  &procs_by_key);
+	sweep_map(bpf_map__fd(skel->maps.gpu_ctxs), sizeof(struct um_gpu_key), 0, untracked,
+		  &procs_by_key);
+	sweep_map(bpf_map__fd(skel->maps.gpu_threads), sizeof(__u32), 0, untracked, &threads);
+	sweep_map(bpf_map__fd(skel->maps.gpu_calls), sizeof(__u32), 0, untracked, &threads);
 	/* open units: their slots freed (a unit's id gone, nothing more is charged to it); read in
 	 * one call, not 4,096 */
 	{
