@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/summary.h"
+#include "common/text.h"
 #include "project/project_internal.h"
 
 /* Below this many units a 90th percentile is one of the two largest values at best. */
@@ -28,15 +29,6 @@ void note(struct projection *p, const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(p->notes[p->n_notes++], sizeof(p->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
-void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 }
 
@@ -498,9 +490,9 @@ static void derive_tmp(struct projection *p, const struct project_input *in,
 	p->tmp_task_bytes = -1;
 	if (p->tmp_unit_bytes < 0) {
 		p->tmp_decision = "not_measured";
-		say(p->derivation[3], sizeof(p->derivation[3]),
-			 "no --tmp: what the units wrote to node-local scratch was not measured (%s)",
-			 in->tmp_unknown[0] ? in->tmp_unknown : "no unit carries tmp_output_bytes");
+		um_say(p->derivation[3], sizeof(p->derivation[3]),
+			    "no --tmp: what the units wrote to node-local scratch was not measured (%s)",
+			    in->tmp_unknown[0] ? in->tmp_unknown : "no unit carries tmp_output_bytes");
 		return;
 	}
 	p->tmp_task_bytes = (double)p->units_per_task * p->tmp_unit_bytes * opt->margin;
@@ -509,19 +501,19 @@ static void derive_tmp(struct projection *p, const struct project_input *in,
 	byte_size(limit, sizeof(limit), UM_TMP_REQUEST_MIN_BYTES);
 	if (p->tmp_task_bytes < UM_TMP_REQUEST_MIN_BYTES) {
 		p->tmp_decision = "below_threshold";
-		say(p->derivation[3], sizeof(p->derivation[3]),
-			 "no --tmp: a unit wrote at most %s under %s; %lld units x %.2f margin = %s a "
-			 "task, under the %s from which --tmp is asked (a cluster without node-local "
-			 "scratch would never start a job that asks any)", unit, dir,
-			 p->units_per_task, opt->margin, task, limit);
+		um_say(p->derivation[3], sizeof(p->derivation[3]),
+			    "no --tmp: a unit wrote at most %s under %s; %lld units x %.2f margin = %s a "
+			    "task, under the %s from which --tmp is asked (a cluster without node-local "
+			    "scratch would never start a job that asks any)", unit, dir,
+			    p->units_per_task, opt->margin, task, limit);
 		return;
 	}
 	p->tmp_decision = "requested";
 	p->tmp_mib = ceil_units(p->tmp_task_bytes, MIB);
-	say(p->derivation[3], sizeof(p->derivation[3]),
-		 "a unit wrote at most %s under %s; %lld units x %.2f margin = %s, in whole MiB "
-		 "(--tmp is node-local scratch: ask your admins whether nodes have it)", unit, dir,
-		 p->units_per_task, opt->margin, task);
+	um_say(p->derivation[3], sizeof(p->derivation[3]),
+		    "a unit wrote at most %s under %s; %lld units x %.2f margin = %s, in whole MiB "
+		    "(--tmp is node-local scratch: ask your admins whether nodes have it)", unit, dir,
+		    p->units_per_task, opt->margin, task);
 }
 
 /* --cpus-per-task, --tmp and --array, each with its derivation. */
@@ -636,38 +628,38 @@ static void brief_other(struct projection *p, const struct project_input *in,
 	const char *dir = in->tmp_dir[0] ? in->tmp_dir : "the tmp dir";
 
 	if (p->mem_per_worker_bytes > 0)
-		say(p->brief[1][0], sizeof(p->brief[1][0]),
-			 "peak %s with %lld calibrated workers + %.1f MiB a worker added, x %.2f "
-			 "margin", what, in->workers_calibrated > 0 ? in->workers_calibrated : 1,
-			 p->mem_per_worker_bytes / MIB, opt->margin);
+		um_say(p->brief[1][0], sizeof(p->brief[1][0]),
+			    "peak %s with %lld calibrated workers + %.1f MiB a worker added, x %.2f "
+			    "margin", what, in->workers_calibrated > 0 ? in->workers_calibrated : 1,
+			    p->mem_per_worker_bytes / MIB, opt->margin);
 	else
-		say(p->brief[1][0], sizeof(p->brief[1][0]), "%s peak %s %.1f MiB x %.2f margin",
-			 p->mem_basis_bytes > (p->mem_from_charge ? p->charge_unit_bytes
-								  : p->peak_unit_bytes)
-				 ? "the whole run's" : "the units' max",
-			 what, p->mem_basis_bytes / MIB, opt->margin);
-	say(p->brief[2][0], sizeof(p->brief[2][0]),
-		 "%lld worker%s x %.2f cores (the %s CPU utilisation of a unit), rounded up",
-		 p->task.workers, p->task.workers == 1 ? "" : "s", p->cpu_utilisation_unit,
-		 p->used_max ? "max" : "p90");
+		um_say(p->brief[1][0], sizeof(p->brief[1][0]), "%s peak %s %.1f MiB x %.2f margin",
+			    p->mem_basis_bytes > (p->mem_from_charge ? p->charge_unit_bytes
+								     : p->peak_unit_bytes)
+				    ? "the whole run's" : "the units' max",
+			    what, p->mem_basis_bytes / MIB, opt->margin);
+	um_say(p->brief[2][0], sizeof(p->brief[2][0]),
+		    "%lld worker%s x %.2f cores (the %s CPU utilisation of a unit), rounded up",
+		    p->task.workers, p->task.workers == 1 ? "" : "s", p->cpu_utilisation_unit,
+		    p->used_max ? "max" : "p90");
 	if (p->tmp_unit_bytes < 0) {
-		say(p->brief[3][0], sizeof(p->brief[3][0]),
-			 "no --tmp: writes to node-local scratch were not measured (see the note)");
+		um_say(p->brief[3][0], sizeof(p->brief[3][0]),
+			    "no --tmp: writes to node-local scratch were not measured (see the note)");
 		note(p, "no --tmp line: %s", p->derivation[3] + strlen("no --tmp: "));
 	} else {
 		byte_size(unit, sizeof(unit), p->tmp_unit_bytes);
 		byte_size(task, sizeof(task), p->tmp_task_bytes);
 		byte_size(limit, sizeof(limit), UM_TMP_REQUEST_MIN_BYTES);
-		say(p->brief[3][0], sizeof(p->brief[3][0]), "%sa unit wrote at most %s under %s",
-			 p->tmp_mib ? "" : "no --tmp: ", unit, dir);
-		say(p->brief[3][1], sizeof(p->brief[3][1]),
-			 "x %lld units x %.2f margin = %s a task%s%s", p->units_per_task,
-			 opt->margin, task, p->tmp_mib ? "" : ", under ", p->tmp_mib ? "" : limit);
+		um_say(p->brief[3][0], sizeof(p->brief[3][0]), "%sa unit wrote at most %s under %s",
+			    p->tmp_mib ? "" : "no --tmp: ", unit, dir);
+		um_say(p->brief[3][1], sizeof(p->brief[3][1]),
+			    "x %lld units x %.2f margin = %s a task%s%s", p->units_per_task,
+			    opt->margin, task, p->tmp_mib ? "" : ", under ", p->tmp_mib ? "" : limit);
 	}
 	if (in->tmp_dirs_differ)
 		note(p, "the calibration's files counted node-local writes under different "
 		     "directories; the first named is %s", in->tmp_dir);
-	say(p->brief[4][0], sizeof(p->brief[4][0]), "%s", p->derivation[4]);
+	um_say(p->brief[4][0], sizeof(p->brief[4][0]), "%s", p->derivation[4]);
 }
 
 int um_project(const struct project_input *in, const struct project_options *opt,

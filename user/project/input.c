@@ -13,6 +13,7 @@
 #include "common/summary.h"
 #include "common/unit_keys.h"
 #include "files/units_file.h"
+#include "common/text.h"
 #include "project/project_internal.h"
 
 static int input_grow(struct project_input *in, size_t want)
@@ -278,15 +279,15 @@ static void tmp_dir_of(struct project_input *in, const char *file, const json_t 
 	const char *why = json_string_value(json_object_get(dir, "note"));
 
 	if (path && !in->tmp_dir[0])
-		say(in->tmp_dir, sizeof(in->tmp_dir), "%s", path);
+		um_say(in->tmp_dir, sizeof(in->tmp_dir), "%s", path);
 	else if (path && strcmp(path, in->tmp_dir))
 		in->tmp_dirs_differ = true;
 	if (!units_lack || in->tmp_unknown[0])
 		return;
-	say(in->tmp_unknown, sizeof(in->tmp_unknown), "%s: %s", file,
-		 why ? why : run && !dir ? "the manifest predates unitmeter's count of node-local "
-					   "writes (tmp_output_bytes)"
-			     : "its units carry no tmp_output_bytes");
+	um_say(in->tmp_unknown, sizeof(in->tmp_unknown), "%s: %s", file,
+		    why ? why : run && !dir ? "the manifest predates unitmeter's count of node-local "
+					      "writes (tmp_output_bytes)"
+			        : "its units carry no tmp_output_bytes");
 }
 
 static bool run_figure_ok(const json_t *run, const char *key, double max)

@@ -14,7 +14,5 @@
 
 /* A note for the request's reader, kept with the projection (at most UM_PROJECT_MAX_NOTES). */
 void note(struct projection *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* snprintf for text that a long directory or file name may cut short: cut, it still reads. */
-void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

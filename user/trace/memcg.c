@@ -12,20 +12,10 @@
 #include <unistd.h>
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "trace/memcg.h"
 
 #define RUN_PREFIX "unitmeter-"
-
-/* A message or path cut to its buffer: long cgroup paths only shorten what is said. */
-static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 void memcg_mounts(char *v1_memory, char *v2, size_t len)
 {
@@ -42,13 +32,13 @@ void memcg_mounts(char *v1_memory, char *v2, size_t len)
 		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
 			continue;
 		if (!strcmp(fstype, "cgroup2") && !v2[0]) {
-			say(v2, len, "%s", point);
+			um_say(v2, len, "%s", point);
 		} else if (!strcmp(fstype, "cgroup") && !v1_memory[0]) {
 			char *o, *osave = NULL;
 
 			for (o = strtok_r(opts, ",", &osave); o; o = strtok_r(NULL, ",", &osave))
 				if (!strcmp(o, "memory"))
-					say(v1_memory, len, "%s", point);
+					um_say(v1_memory, len, "%s", point);
 		}
 	}
 	free(info);
@@ -66,7 +56,7 @@ static int memory_mount(char *mnt, size_t len, int *version)
 	if (!v1[0] && !v2[0])
 		return -ENOENT;
 	*version = v1[0] ? 1 : 2;
-	say(mnt, len, "%s", v1[0] ? v1 : v2);
+	um_say(mnt, len, "%s", v1[0] ? v1 : v2);
 	return 0;
 }
 
@@ -102,7 +92,7 @@ static int pid_cgroup_path(pid_t pid, int version, char *path, size_t len)
 		*controllers++ = '\0';
 		if (version == 2 ? strcmp(line, "0") || *controllers : !list_has(controllers, "memory"))
 			continue;
-		say(path, len, "%s", where);
+		um_say(path, len, "%s", where);
 		err = 0;
 		break;
 	}
@@ -177,27 +167,27 @@ static int v2_parent(const char *mnt, const char *own, char *base, size_t len, c
 	char file[PATH_MAX + 32];
 	int err;
 
-	say(base, len, "%s%s", mnt, strcmp(own, "/") ? own : "");
-	say(file, sizeof(file), "%s/cgroup.subtree_control", base);
+	um_say(base, len, "%s%s", mnt, strcmp(own, "/") ? own : "");
+	um_say(file, sizeof(file), "%s/cgroup.subtree_control", base);
 	if (file_has_word(file, "memory"))
 		return 0;
 	err = write_text(file, "+memory");
 	if (!err)
 		return 0;
 	if (!strcmp(own, "/")) {
-		say(why, whylen, "cannot enable the memory controller in %s: %s", file,
-			 strerror(-err));
+		um_say(why, whylen, "cannot enable the memory controller in %s: %s", file,
+			    strerror(-err));
 		return err;
 	}
 	/* the parent: a sibling of unitmeter's own cgroup */
 	*strrchr(base, '/') = '\0';
 	if (strlen(base) < strlen(mnt))
-		say(base, len, "%s", mnt);
-	say(file, sizeof(file), "%s/cgroup.subtree_control", base);
+		um_say(base, len, "%s", mnt);
+	um_say(file, sizeof(file), "%s/cgroup.subtree_control", base);
 	if (file_has_word(file, "memory"))
 		return 0;
-	say(why, whylen, "the memory controller is not delegated to %s (no memory in %s)",
-		 base, file);
+	um_say(why, whylen, "the memory controller is not delegated to %s (no memory in %s)",
+		    base, file);
 	return -ENOTSUP;
 }
 
@@ -208,51 +198,51 @@ void memcg_make_for_run(struct memcg *m)
 
 	memset(m, 0, sizeof(*m));
 	if (memory_mount(mnt, sizeof(mnt), &m->version)) {
-		say(m->reason, sizeof(m->reason),
-			 "no memory cgroup hierarchy is mounted (neither cgroup v1 memory nor cgroup2)");
+		um_say(m->reason, sizeof(m->reason),
+			    "no memory cgroup hierarchy is mounted (neither cgroup v1 memory nor cgroup2)");
 		return;
 	}
 	if (pid_cgroup_path(getpid(), m->version, own, sizeof(own))) {
-		say(m->reason, sizeof(m->reason), "/proc/self/cgroup names no memory cgroup");
+		um_say(m->reason, sizeof(m->reason), "/proc/self/cgroup names no memory cgroup");
 		return;
 	}
 	if (m->version == 2) {
 		if (v2_parent(mnt, own, base, sizeof(base), m->reason, sizeof(m->reason)))
 			return;
 	} else {
-		say(base, sizeof(base), "%s%s", mnt, strcmp(own, "/") ? own : "");
+		um_say(base, sizeof(base), "%s%s", mnt, strcmp(own, "/") ? own : "");
 	}
 	remove_stale(base);
 	if (snprintf(m->dir, sizeof(m->dir), "%s/" RUN_PREFIX "%d", base, (int)getpid()) >=
 	    (int)sizeof(m->dir)) {
-		say(m->reason, sizeof(m->reason), "the cgroup path under %s is too long", base);
+		um_say(m->reason, sizeof(m->reason), "the cgroup path under %s is too long", base);
 		return;
 	}
 	if (mkdir(m->dir, 0755) && errno != EEXIST) {
 		err = errno;
-		say(m->reason, sizeof(m->reason), "cannot make the memory cgroup %s: %s", m->dir,
-			 strerror(err));
+		um_say(m->reason, sizeof(m->reason), "cannot make the memory cgroup %s: %s", m->dir,
+			    strerror(err));
 		m->dir[0] = '\0';
 		return;
 	}
 	m->made_for_run = true;
 	m->id = dir_id(m->dir);
-	say(m->name, sizeof(m->name), "%s", m->dir + strlen(mnt));
+	um_say(m->name, sizeof(m->name), "%s", m->dir + strlen(mnt));
 	if (!m->id)
-		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
+		um_say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
 	um_info("memory charge: cgroup v%d %s (id %llu)", m->version, m->dir,
 		(unsigned long long)m->id);
 }
 
 void memcg_procs_file(const struct memcg *m, char *path, size_t len)
 {
-	say(path, len, "%s/cgroup.procs", m->dir);
+	um_say(path, len, "%s/cgroup.procs", m->dir);
 }
 
 void memcg_entry_failed(struct memcg *m, int err)
 {
-	say(m->reason, sizeof(m->reason), "cannot move the command into %s: %s", m->dir,
-	    strerror(-err));
+	um_say(m->reason, sizeof(m->reason), "cannot move the command into %s: %s", m->dir,
+	       strerror(-err));
 	m->id = 0;
 }
 
@@ -282,30 +272,30 @@ void memcg_of_pid(struct memcg *m, pid_t pid)
 
 	memset(m, 0, sizeof(*m));
 	if (memory_mount(mnt, sizeof(mnt), &m->version)) {
-		say(m->reason, sizeof(m->reason),
-			 "no memory cgroup hierarchy is mounted (neither cgroup v1 memory nor cgroup2)");
+		um_say(m->reason, sizeof(m->reason),
+			    "no memory cgroup hierarchy is mounted (neither cgroup v1 memory nor cgroup2)");
 		return;
 	}
 	if (pid_cgroup_path(pid, m->version, m->name, sizeof(m->name))) {
-		say(m->reason, sizeof(m->reason), "/proc/%d/cgroup names no memory cgroup", pid);
+		um_say(m->reason, sizeof(m->reason), "/proc/%d/cgroup names no memory cgroup", pid);
 		return;
 	}
 	if (!strcmp(m->name, "/")) {
-		say(m->reason, sizeof(m->reason),
-			 "process %d is in the root memory cgroup, which the kernel does not charge", pid);
+		um_say(m->reason, sizeof(m->reason),
+			    "process %d is in the root memory cgroup, which the kernel does not charge", pid);
 		return;
 	}
-	say(m->dir, sizeof(m->dir), "%s%s", mnt, m->name);
-	say(file, sizeof(file), "%s/%s", m->dir,
-		 m->version == 1 ? "memory.usage_in_bytes" : "memory.current");
+	um_say(m->dir, sizeof(m->dir), "%s%s", mnt, m->name);
+	um_say(file, sizeof(file), "%s/%s", m->dir,
+		    m->version == 1 ? "memory.usage_in_bytes" : "memory.current");
 	if (access(file, F_OK)) {
-		say(m->reason, sizeof(m->reason),
-			 "the cgroup %s of process %d has no memory controller", m->name, pid);
+		um_say(m->reason, sizeof(m->reason),
+			    "the cgroup %s of process %d has no memory controller", m->name, pid);
 		return;
 	}
 	m->id = dir_id(m->dir);
 	if (!m->id)
-		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
+		um_say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
 }
 
 void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name)
@@ -314,34 +304,34 @@ void memcg_of_cgroup(struct memcg *m, const char *dir, const char *name)
 	int version;
 
 	memset(m, 0, sizeof(*m));
-	say(m->name, sizeof(m->name), "%s", name);
+	um_say(m->name, sizeof(m->name), "%s", name);
 	/* the cgroup itself, when its hierarchy holds the memory controller (v2, or v1 memory) */
 	for (version = 1; version <= 2; version++) {
-		say(file, sizeof(file), "%s/%s", dir,
-		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		um_say(file, sizeof(file), "%s/%s", dir,
+		       version == 1 ? "memory.usage_in_bytes" : "memory.current");
 		if (!access(file, F_OK)) {
 			m->version = version;
-			say(m->dir, sizeof(m->dir), "%s", dir);
+			um_say(m->dir, sizeof(m->dir), "%s", dir);
 			break;
 		}
 	}
 	/* else the cgroup of the same path in the memory hierarchy (v1: slurmd makes one in each) */
 	if (!m->dir[0] && !memory_mount(mnt, sizeof(mnt), &version) && strcmp(name, "/")) {
-		say(m->dir, sizeof(m->dir), "%s%s", mnt, name);
-		say(file, sizeof(file), "%s/%s", m->dir,
-		    version == 1 ? "memory.usage_in_bytes" : "memory.current");
+		um_say(m->dir, sizeof(m->dir), "%s%s", mnt, name);
+		um_say(file, sizeof(file), "%s/%s", m->dir,
+		       version == 1 ? "memory.usage_in_bytes" : "memory.current");
 		if (access(file, F_OK))
 			m->dir[0] = '\0';
 		else
 			m->version = version;
 	}
 	if (!m->dir[0]) {
-		say(m->reason, sizeof(m->reason),
-		    "the cgroup %s has no memory controller, nor a cgroup of that path in the memory "
-		    "hierarchy", dir);
+		um_say(m->reason, sizeof(m->reason),
+		       "the cgroup %s has no memory controller, nor a cgroup of that path in the memory "
+		       "hierarchy", dir);
 		return;
 	}
 	m->id = dir_id(m->dir);
 	if (!m->id)
-		say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
+		um_say(m->reason, sizeof(m->reason), "cannot read the id of %s", m->dir);
 }
