@@ -18,6 +18,11 @@ double um_json_number(const json_t *obj, const char *key, double otherwise)
 	return json_is_number(v) ? json_number_value(v) : otherwise;
 }
 
+const char *um_json_string(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
 /* UM_F_PEAK_GPU_DEVICE_MAX_BYTES from the per-device list, as fastjson.cc's device_max. */
 static void device_max(const json_t *list, struct um_read_unit *u)
 {

@@ -102,5 +102,7 @@ static inline bool um_unit_complete(const struct um_read_unit *u)
 int um_load_units(const char *path, json_t *units, char *err, size_t errlen);
 /* A number of a JSON object, or otherwise when the key is missing or not a number. */
 double um_json_number(const json_t *obj, const char *key, double otherwise);
+/* obj[key] if it is a string, else NULL. */
+const char *um_json_string(const json_t *obj, const char *key);
 
 #endif

@@ -128,8 +128,8 @@ static void run_warnings(FILE *out, const struct page *pg, const struct html_inp
 		warning(out, &open, "the memory timeline has gaps: %.0f values arrived while the loader "
 			"was behind (the peaks above are exact; only the chart misses them)",
 			um_json_number(tl, "overruns", 0));
-	if (str(charge, "note"))
-		warning(out, &open, "memory (cgroup): %s", str(charge, "note"));
+	if (um_json_string(charge, "note"))
+		warning(out, &open, "memory (cgroup): %s", um_json_string(charge, "note"));
 	if (json_is_integer(json_object_get(run, "exit_signal")))
 		warning(out, &open, "the command was killed by signal %lld",
 			(long long)json_integer_value(json_object_get(run, "exit_signal")));
@@ -152,10 +152,10 @@ static void section_run(struct page *pg, const struct html_input *in, size_t k)
 	command_text(out, json_object_get(in->doc, "command"));
 	fputs("</code></h3><dl class=\"facts\">", out);
 	fact(out, "file", in->path);
-	fact(out, "mode", str(in->doc, "mode"));
-	fact(out, "started", str(run, "started_at"));
-	fact(out, "host", str(hw, "hostname"));
-	fact(out, "CPU", str(hw, "cpu_model"));
+	fact(out, "mode", um_json_string(in->doc, "mode"));
+	fact(out, "started", um_json_string(run, "started_at"));
+	fact(out, "host", um_json_string(hw, "hostname"));
+	fact(out, "CPU", um_json_string(hw, "cpu_model"));
 	if (json_is_number(json_object_get(hw, "logical_cores")))
 		snprintf(cores, sizeof(cores), "%.0f logical, %.0f physical",
 			 um_json_number(hw, "logical_cores", 0), um_json_number(hw, "physical_cores", 0));
@@ -164,9 +164,9 @@ static void section_run(struct page *pg, const struct html_input *in, size_t k)
 		svg_format_value(mem, sizeof(mem), um_json_number(hw, "total_memory_bytes", 0),
 				 VALUE_BYTES);
 	fact(out, "memory", mem);
-	fact(out, "kernel", str(hw, "kernel_release"));
-	fact(out, "programs", str(json_object_get(run, "tracing"), "build"));
-	fact(out, "memory cgroup", str(json_object_get(run, "charge"), "cgroup"));
+	fact(out, "kernel", um_json_string(hw, "kernel_release"));
+	fact(out, "programs", um_json_string(json_object_get(run, "tracing"), "build"));
+	fact(out, "memory cgroup", um_json_string(json_object_get(run, "charge"), "cgroup"));
 	fputs("</dl><table class=\"totals\"><tbody>", out);
 	total_row(out, "wall_s", "wall time", json_object_get(run, "wall_s"), VALUE_SECONDS);
 	total_row(out, "cpu_s", "CPU time", json_object_get(run, "cpu_s"), VALUE_SECONDS);

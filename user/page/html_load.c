@@ -11,11 +11,6 @@
 #include "page/html_page.h"
 #include "page/html_tasks.h"
 
-const char *str(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 /* --- inputs ----------------------------------------------------------------------------- */
 
 static size_t string_hash(const char *s)

@@ -46,8 +46,6 @@ struct page {
 	bool array;
 };
 
-/* A string member of o, or NULL. */
-const char *str(const json_t *o, const char *key);
 /* Read every input file's units and documents into pg (the tasks' table for an array). */
 int load_inputs(struct page *pg, char *err, size_t errlen);
 void free_inputs(struct page *pg);
