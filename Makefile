@@ -575,9 +575,9 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuser -Ibp
 	$(Q)mkdir -p $@
 
 # The parsers and the projection, compiled straight into each harness with the fuzzer's flags.
-FUZZ_USER_SRCS := user/common/summary.c user/files/summary.c user/files/units_file.c \
-	user/files/manifest_scan.c user/project/derive.c user/project/input.c \
-	user/project/print.c user/project/project_time.c
+FUZZ_USER_SRCS := user/common/summary.c user/common/text.c user/files/summary.c \
+	user/files/units_file.c user/files/manifest_scan.c user/project/derive.c \
+	user/project/input.c user/project/print.c user/project/project_time.c
 
 # The fast path (simdjson, C++) too, so the fuzzer reaches both parsers of a line; linked by the C
 # driver, which has no C++ UBSan runtime: no vptr checks (it holds no classes of ours).
