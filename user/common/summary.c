@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "common/summary.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -119,7 +120,7 @@ json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
 	json_t *summary = json_object();
 
 	if (!n) {
-		json_object_set_new(summary, "n_units", json_integer(0));
+		json_object_set_new(summary, UM_SUMMARY_N_UNITS, json_integer(0));
 		return summary;
 	}
 	walls = calloc(n, sizeof(*walls));
@@ -150,17 +151,20 @@ json_t *um_summarise_figures(const struct unit_figures *units, size_t n)
 			n_out++;
 		}
 	}
-	json_object_set_new(summary, "n_units", json_integer((json_int_t)n));
-	json_object_set_new(summary, "total_wall_s", json_real(um_round(total_wall, 3)));
-	json_object_set_new(summary, "total_cpu_s", json_real(um_round(total_cpu, 3)));
-	json_object_set_new(summary, "wall_s_median", json_real(um_round(um_percentile(walls, n, 50), 4)));
-	json_object_set_new(summary, "wall_s_p90", json_real(um_round(um_percentile(walls, n, 90), 4)));
-	json_object_set_new(summary, "wall_s_max", json_real(um_round(wall_max, 4)));
-	json_object_set_new(summary, "peak_rss_bytes_median",
+	json_object_set_new(summary, UM_SUMMARY_N_UNITS, json_integer((json_int_t)n));
+	json_object_set_new(summary, UM_SUMMARY_TOTAL_WALL_S, json_real(um_round(total_wall, 3)));
+	json_object_set_new(summary, UM_SUMMARY_TOTAL_CPU_S, json_real(um_round(total_cpu, 3)));
+	json_object_set_new(summary, UM_SUMMARY_WALL_S_MEDIAN,
+			    json_real(um_round(um_percentile(walls, n, 50), 4)));
+	json_object_set_new(summary, UM_SUMMARY_WALL_S_P90,
+			    json_real(um_round(um_percentile(walls, n, 90), 4)));
+	json_object_set_new(summary, UM_SUMMARY_WALL_S_MAX, json_real(um_round(wall_max, 4)));
+	json_object_set_new(summary, UM_SUMMARY_PEAK_RSS_BYTES_MEDIAN,
 			    json_integer((json_int_t)um_percentile(rss, n, 50)));
-	json_object_set_new(summary, "peak_rss_bytes_max", json_integer((json_int_t)rss_max));
-	json_object_set_new(summary, "cpu_utilisation_mean", json_real(um_round(util_sum / n, 3)));
-	json_object_set_new(summary, "total_output_bytes",
+	json_object_set_new(summary, UM_SUMMARY_PEAK_RSS_BYTES_MAX, json_integer((json_int_t)rss_max));
+	json_object_set_new(summary, UM_SUMMARY_CPU_UTILISATION_MEAN,
+			    json_real(um_round(util_sum / n, 3)));
+	json_object_set_new(summary, UM_SUMMARY_TOTAL_OUTPUT_BYTES,
 			    n_out && out_sum >= 0 ? json_integer(out_sum) : json_null());
 	free(walls);
 	free(rss);
@@ -185,23 +189,23 @@ static void seconds_cell(FILE *out, const json_t *v)
 
 void um_print_summary_table(FILE *out, const json_t *s)
 {
-	const json_t *outb = json_object_get(s, "total_output_bytes");
+	const json_t *outb = json_object_get(s, UM_SUMMARY_TOTAL_OUTPUT_BYTES);
 
 	fprintf(out, "units            %lld\n",
-		(long long)json_integer_value(json_object_get(s, "n_units")));
-	if (!json_integer_value(json_object_get(s, "n_units")))
+		(long long)json_integer_value(json_object_get(s, UM_SUMMARY_N_UNITS)));
+	if (!json_integer_value(json_object_get(s, UM_SUMMARY_N_UNITS)))
 		return;
 	fprintf(out, "wall  median/p90/max ");
-	seconds_cell(out, json_object_get(s, "wall_s_median"));
-	seconds_cell(out, json_object_get(s, "wall_s_p90"));
-	seconds_cell(out, json_object_get(s, "wall_s_max"));
+	seconds_cell(out, json_object_get(s, UM_SUMMARY_WALL_S_MEDIAN));
+	seconds_cell(out, json_object_get(s, UM_SUMMARY_WALL_S_P90));
+	seconds_cell(out, json_object_get(s, UM_SUMMARY_WALL_S_MAX));
 	fprintf(out, "\npeak RSS median/max  ");
-	mib_cell(out, json_object_get(s, "peak_rss_bytes_median"));
-	mib_cell(out, json_object_get(s, "peak_rss_bytes_max"));
+	mib_cell(out, json_object_get(s, UM_SUMMARY_PEAK_RSS_BYTES_MEDIAN));
+	mib_cell(out, json_object_get(s, UM_SUMMARY_PEAK_RSS_BYTES_MAX));
 	fprintf(out, "\ntotal wall %.3f s, total CPU %.3f s, mean CPU utilisation %.3f cores\n",
-		json_number_value(json_object_get(s, "total_wall_s")),
-		json_number_value(json_object_get(s, "total_cpu_s")),
-		json_number_value(json_object_get(s, "cpu_utilisation_mean")));
+		json_number_value(json_object_get(s, UM_SUMMARY_TOTAL_WALL_S)),
+		json_number_value(json_object_get(s, UM_SUMMARY_TOTAL_CPU_S)),
+		json_number_value(json_object_get(s, UM_SUMMARY_CPU_UTILISATION_MEAN)));
 	if (json_is_integer(outb))
 		fprintf(out, "total output %lld bytes\n", (long long)json_integer_value(outb));
 	else

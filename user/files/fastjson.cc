@@ -14,8 +14,9 @@ const struct {
 	std::string_view key;
 	int field;
 } figures[] = {
-#define UM_FIGURE_KEY(field, key, max, need) { key, UM_F_##field },
-	UM_UNIT_FIGURES(UM_FIGURE_KEY)
+#define UM_FIGURE_KEY(field, key, form, value, known, max, read)                                    \
+	UM_IF_##read({ key, UM_F_##field }, )
+	UM_UNIT_KEYS(UM_FIGURE_KEY)
 #undef UM_FIGURE_KEY
 };
 constexpr int spec_bit = UM_F_N, status_bit = UM_F_N + 1;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "common/grow.h"
 #include "files/tasks.h"
 
@@ -71,7 +72,7 @@ static int cmp_pid(const void *a, const void *b)
 
 static bool is_slurmstepd(const json_t *p)
 {
-	const char *comm = json_string_value(json_object_get(p, "comm"));
+	const char *comm = json_string_value(json_object_get(p, UM_PROCESS_COMM));
 
 	return comm && !strcmp(comm, "slurmstepd");
 }
@@ -85,7 +86,7 @@ static bool is_slurmstepd(const json_t *p)
  */
 static void exit_from_processes(struct um_task_row *r, const json_t *run)
 {
-	const json_t *procs = json_object_get(run, "per_process"), *p;
+	const json_t *procs = json_object_get(run, UM_RUN_PER_PROCESS), *p;
 	size_t n = json_array_size(procs), i, tasks = 0;
 	long long *pids, *stepds, status = 0, signal = -1;
 	size_t n_stepds = 0;
@@ -98,19 +99,19 @@ static void exit_from_processes(struct um_task_row *r, const json_t *run)
 		return;
 	}
 	json_array_foreach(procs, i, p) {
-		const char *st = json_string_value(json_object_get(p, "status"));
+		const char *st = json_string_value(json_object_get(p, UM_PROCESS_STATUS));
 
 		if (!st || strcmp(st, "exited"))
 			goto out;
-		pids[i] = integer_or(p, "pid");
+		pids[i] = integer_or(p, UM_PROCESS_PID);
 		if (is_slurmstepd(p))
 			stepds[n_stepds++] = pids[i];
 	}
 	qsort(pids, n, sizeof(*pids), cmp_pid);
 	qsort(stepds, n_stepds, sizeof(*stepds), cmp_pid);
 	json_array_foreach(procs, i, p) {
-		long long ppid = integer_or(p, "ppid");
-		long long st = integer_or(p, "exit_status"), sig = integer_or(p, "exit_signal");
+		long long ppid = integer_or(p, UM_PROCESS_PPID);
+		long long st = integer_or(p, UM_PROCESS_EXIT_STATUS), sig = integer_or(p, UM_PROCESS_EXIT_SIGNAL);
 
 		if (is_slurmstepd(p) ||
 		    (bsearch(&ppid, pids, n, sizeof(*pids), cmp_pid) &&
@@ -136,22 +137,22 @@ out:
 /* What the manifest says beside its units: the run's figures, its exit and its limits. */
 static int row_from_manifest(struct um_task_row *r, const json_t *m)
 {
-	const json_t *run = json_object_get(m, "run");
-	const json_t *lim = json_object_get(run, "limits");
-	long long array_job = integer_or(lim, "slurm_array_job_id");
-	long long array_task = integer_or(lim, "slurm_array_task_id");
-	long long job = integer_or(lim, "slurm_job_id");
+	const json_t *run = json_object_get(m, UM_MANIFEST_RUN);
+	const json_t *lim = json_object_get(run, UM_RUN_LIMITS);
+	long long array_job = integer_or(lim, UM_LIMITS_SLURM_ARRAY_JOB_ID);
+	long long array_task = integer_or(lim, UM_LIMITS_SLURM_ARRAY_TASK_ID);
+	long long job = integer_or(lim, UM_LIMITS_SLURM_JOB_ID);
 
 	r->has_manifest = true;
-	r->wall_s = um_json_number(run, "wall_s", -1);
-	r->cpu_s = um_json_number(run, "cpu_s", -1);
-	r->peak_charge_bytes = um_json_number(run, "peak_charge_bytes", -1);
-	r->exit_status = (int)integer_or(run, "exit_status");
-	r->exit_signal = (int)integer_or(run, "exit_signal");
-	r->oom_kills = integer_or(run, "oom_kills");
-	r->time_limit_s = um_json_number(lim, "time_limit_s", -1);
-	r->memory_limit_bytes = um_json_number(lim, "memory_limit_bytes", -1);
-	r->cpus = integer_or(lim, "cpus");
+	r->wall_s = um_json_number(run, UM_RUN_WALL_S, -1);
+	r->cpu_s = um_json_number(run, UM_RUN_CPU_S, -1);
+	r->peak_charge_bytes = um_json_number(run, UM_RUN_PEAK_CHARGE_BYTES, -1);
+	r->exit_status = (int)integer_or(run, UM_RUN_EXIT_STATUS);
+	r->exit_signal = (int)integer_or(run, UM_RUN_EXIT_SIGNAL);
+	r->oom_kills = integer_or(run, UM_RUN_OOM_KILLS);
+	r->time_limit_s = um_json_number(lim, UM_LIMITS_TIME_LIMIT_S, -1);
+	r->memory_limit_bytes = um_json_number(lim, UM_LIMITS_MEMORY_LIMIT_BYTES, -1);
+	r->cpus = integer_or(lim, UM_LIMITS_CPUS);
 	if (r->exit_status < 0 && r->exit_signal < 0)
 		exit_from_processes(r, run);
 	if (array_job >= 0 && array_task >= 0) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "common/grow.h"
 #include "files/fastjson.h"
 #include "files/manifest_scan.h"
@@ -68,8 +69,9 @@ static void device_max(const json_t *list, struct um_read_unit *u)
 void um_unit_from_json(const json_t *unit, struct um_read_unit *u, struct um_unit_text *t)
 {
 	static const char *const keys[UM_F_N] = {
-#define UM_FIGURE_KEY(field, key, max, need) [UM_F_##field] = key,
-		UM_UNIT_FIGURES(UM_FIGURE_KEY)
+#define UM_FIGURE_KEY(field, key, form, value, known, max, read)                            \
+	UM_IF_##read([UM_F_##field] = key, )
+		UM_UNIT_KEYS(UM_FIGURE_KEY)
 #undef UM_FIGURE_KEY
 	};
 	const char *status;
@@ -108,9 +110,9 @@ static int check_figures(const struct um_read_unit *u, char *why, size_t len)
 		double max; /* 0: not checked */
 		bool optional;
 	} figures[] = {
-#define UM_FIGURE_CHECK(field, key, max, need)                                             \
-	{ UM_F_##field, key, max, need == UM_FIGURE_OPTIONAL },
-		UM_UNIT_FIGURES(UM_FIGURE_CHECK)
+#define UM_FIGURE_CHECK(field, key, form, value, known, max, read)                          \
+	UM_IF_##read({ UM_F_##field, key, max, UM_OPTIONAL_##read }, )
+		UM_UNIT_KEYS(UM_FIGURE_CHECK)
 #undef UM_FIGURE_CHECK
 	};
 
@@ -220,12 +222,12 @@ static enum units_file_kind open_units_file(const char *path, FILE **f, json_t *
 		return UNITS_FILE_BROKEN;
 	}
 	*doc = json_loadf(*f, JSON_DISABLE_EOF_CHECK, &jerr);
-	if (*doc && json_is_object(*doc) && json_object_get(*doc, "schema")) {
+	if (*doc && json_is_object(*doc) && json_object_get(*doc, UM_MANIFEST_SCHEMA)) {
 		while ((c = fgetc(*f)) != EOF && strchr(" \t\r\n", c))
 			;
 		fclose(*f);
 		*f = NULL;
-		list = json_object_get(*doc, "units");
+		list = json_object_get(*doc, UM_MANIFEST_UNITS);
 		if (c != EOF) {
 			snprintf(err, errlen, "%s: data after the manifest's closing brace", path);
 			goto broken;
@@ -268,9 +270,9 @@ broken:
 /* What a JSON document that is not ours is, as far as its keys say, for the refusal. */
 static const char *foreign_json_words(const json_t *doc)
 {
-	if (json_object_get(doc, "cpu_model") && json_object_get(doc, "kernel_release"))
+	if (json_object_get(doc, UM_HW_CPU_MODEL) && json_object_get(doc, UM_HW_KERNEL_RELEASE))
 		return " (a hardware record, as unitmeter hw writes)";
-	if (json_object_get(doc, "n_units"))
+	if (json_object_get(doc, UM_SUMMARY_N_UNITS))
 		return " (a summary, as unitmeter summary --json writes)";
 	if (json_object_get(doc, "jobs"))
 		return " (a task table, as unitmeter summary --by-task --json writes)";
@@ -306,11 +308,11 @@ int um_units_file_check(const char *path, char *err, size_t errlen)
 			goto out;
 		rewind(f);
 		doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
-		ours = !doc || (json_is_object(doc) && json_object_get(doc, "schema"));
+		ours = !doc || (json_is_object(doc) && json_object_get(doc, UM_MANIFEST_SCHEMA));
 	} else if (len >= 0) {
 		doc = json_loadb(line, (size_t)len, 0, &jerr);
-		ours = !doc || (json_is_object(doc) && (json_object_get(doc, "wall_s") ||
-							 json_object_get(doc, "schema")));
+		ours = !doc || (json_is_object(doc) && (json_object_get(doc, UM_KEY_WALL_S) ||
+							 json_object_get(doc, UM_MANIFEST_SCHEMA)));
 	}
 	if (!ours)
 		snprintf(err, errlen, "%s: not a unitmeter manifest or units stream%s", path,
@@ -336,7 +338,7 @@ int um_load_units(const char *path, json_t *units, char *err, size_t errlen)
 	if (kind == UNITS_FILE_BROKEN)
 		return -1;
 	if (kind == UNITS_FILE_MANIFEST) {
-		json_array_foreach(json_object_get(doc, "units"), i, unit)
+		json_array_foreach(json_object_get(doc, UM_MANIFEST_UNITS), i, unit)
 			json_array_append(units, unit);
 		json_decref(doc);
 		return 0;
@@ -473,7 +475,7 @@ static json_t *manifest_rest(const struct um_manifest_scan *s)
 	memcpy(text + head + 2, s->text + s->units_close, tail);
 	doc = json_loadb(text, head + 2 + tail, 0, &jerr);
 	free(text);
-	if (!json_is_object(doc) || !json_object_get(doc, "schema")) {
+	if (!json_is_object(doc) || !json_object_get(doc, UM_MANIFEST_SCHEMA)) {
 		json_decref(doc);
 		return NULL;
 	}
@@ -579,7 +581,7 @@ int um_read_units(const char *path, um_unit_fn fn, void *ctx, json_t **manifest,
 		return rc;
 	}
 	/* a manifest's units given out, then dropped: one file's at a time */
-	json_array_foreach(json_object_get(doc, "units"), i, unit) {
+	json_array_foreach(json_object_get(doc, UM_MANIFEST_UNITS), i, unit) {
 		um_unit_from_json(unit, &u, &t);
 		if (fn(ctx, &u, &t)) {
 			snprintf(err, errlen, "out of memory reading %s", path);

@@ -19,8 +19,8 @@
  * missing output_bytes is not recorded; a real one is not summed; a peak past 2^53 is exact).
  */
 enum um_unit_field {
-#define UM_FIGURE_FIELD(field, key, max, need) UM_F_##field,
-	UM_UNIT_FIGURES(UM_FIGURE_FIELD)
+#define UM_FIGURE_FIELD(field, key, form, value, known, max, read) UM_IF_##read(UM_F_##field, )
+	UM_UNIT_KEYS(UM_FIGURE_FIELD)
 #undef UM_FIGURE_FIELD
 	/* not a key: the largest "peak_bytes" of UM_KEY_PEAK_GPU_BY_DEVICE (one device's peak, what
 	 * a GPU must hold), null when that key is null, other when it is not an array of objects

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <jansson.h>
+#include "common/manifest_keys.h"
 #include "page/html.h"
 #include "page/html_page.h"
 #include "common/grow.h"
@@ -103,11 +104,13 @@ static size_t incomplete_units(const struct um_read_unit *units, size_t n)
 static void run_warnings(FILE *out, const struct page *pg, const struct html_input *in,
 			 const json_t *run)
 {
-	const json_t *tl = json_object_get(run, "memory_timeline"), *charge = json_object_get(run, "charge");
+	const json_t *tl = json_object_get(run, UM_RUN_MEMORY_TIMELINE),
+		     *charge = json_object_get(run, UM_RUN_CHARGE);
 	size_t incomplete = incomplete_units(pg->units + in->first, in->n);
-	double lost = um_json_number(run, "lost_events", 0),
-	       map_full = um_json_number(run, "map_full_events", 0),
-	       lock_timeouts = um_json_number(json_object_get(run, "tracing"), "lock_timeouts", 0);
+	double lost = um_json_number(run, UM_RUN_LOST_EVENTS, 0),
+	       map_full = um_json_number(run, UM_RUN_MAP_FULL_EVENTS, 0),
+	       lock_timeouts = um_json_number(json_object_get(run, UM_RUN_TRACING),
+					      UM_TRACING_LOCK_TIMEOUTS, 0);
 	bool open = false;
 
 	if (lost > 0 || map_full > 0)
@@ -117,25 +120,25 @@ static void run_warnings(FILE *out, const struct page *pg, const struct html_inp
 		warning(out, &open, "%zu unit%s did not complete (the process exited or exec'd inside "
 			"it): left out of the distributions and the projection", incomplete,
 			incomplete == 1 ? "" : "s");
-	if (um_json_number(run, "scope_overflows", 0) > 0)
+	if (um_json_number(run, UM_RUN_SCOPE_OVERFLOWS, 0) > 0)
 		warning(out, &open, "%.0f processes were inside more nested units than are tracked: "
 			"the innermost two got their figures",
-			um_json_number(run, "scope_overflows", 0));
+			um_json_number(run, UM_RUN_SCOPE_OVERFLOWS, 0));
 	if (lock_timeouts > 0)
 		warning(out, &open, "%.0f updates ran without the baseline lock: a peak they touched may "
 			"be off by one change", lock_timeouts);
-	if (um_json_number(tl, "overruns", 0) > 0)
+	if (um_json_number(tl, UM_TIMELINE_OVERRUNS, 0) > 0)
 		warning(out, &open, "the memory timeline has gaps: %.0f values arrived while the loader "
 			"was behind (the peaks above are exact; only the chart misses them)",
-			um_json_number(tl, "overruns", 0));
-	if (um_json_string(charge, "note"))
-		warning(out, &open, "memory (cgroup): %s", um_json_string(charge, "note"));
-	if (json_is_integer(json_object_get(run, "exit_signal")))
+			um_json_number(tl, UM_TIMELINE_OVERRUNS, 0));
+	if (um_json_string(charge, UM_CHARGE_NOTE))
+		warning(out, &open, "memory (cgroup): %s", um_json_string(charge, UM_CHARGE_NOTE));
+	if (json_is_integer(json_object_get(run, UM_RUN_EXIT_SIGNAL)))
 		warning(out, &open, "the command was killed by signal %lld",
-			(long long)json_integer_value(json_object_get(run, "exit_signal")));
-	else if (um_json_number(run, "exit_status", 0) != 0)
+			(long long)json_integer_value(json_object_get(run, UM_RUN_EXIT_SIGNAL)));
+	else if (um_json_number(run, UM_RUN_EXIT_STATUS, 0) != 0)
 		warning(out, &open, "the command exited with status %.0f",
-			um_json_number(run, "exit_status", 0));
+			um_json_number(run, UM_RUN_EXIT_STATUS, 0));
 	if (open)
 		fputs("</ul>", out);
 }
@@ -143,39 +146,42 @@ static void run_warnings(FILE *out, const struct page *pg, const struct html_inp
 static void section_run(struct page *pg, const struct html_input *in, size_t k)
 {
 	FILE *out = pg->out;
-	const json_t *run = json_object_get(in->doc, "run"), *hw = json_object_get(in->doc, "hardware");
+	const json_t *run = json_object_get(in->doc, UM_MANIFEST_RUN),
+		     *hw = json_object_get(in->doc, UM_MANIFEST_HARDWARE);
 	char mem[64] = "", cores[64] = "";
 
 	fprintf(out, "<article class=\"run\" id=\"run-%zu\" data-file=\"", k);
 	markup_text(out, in->path);
 	fputs("\"><h3><code>", out);
-	command_text(out, json_object_get(in->doc, "command"));
+	command_text(out, json_object_get(in->doc, UM_MANIFEST_COMMAND));
 	fputs("</code></h3><dl class=\"facts\">", out);
 	fact(out, "file", in->path);
-	fact(out, "mode", um_json_string(in->doc, "mode"));
-	fact(out, "started", um_json_string(run, "started_at"));
-	fact(out, "host", um_json_string(hw, "hostname"));
-	fact(out, "CPU", um_json_string(hw, "cpu_model"));
-	if (json_is_number(json_object_get(hw, "logical_cores")))
+	fact(out, "mode", um_json_string(in->doc, UM_MANIFEST_MODE));
+	fact(out, "started", um_json_string(run, UM_RUN_STARTED_AT));
+	fact(out, "host", um_json_string(hw, UM_HW_HOSTNAME));
+	fact(out, "CPU", um_json_string(hw, UM_HW_CPU_MODEL));
+	if (json_is_number(json_object_get(hw, UM_HW_LOGICAL_CORES)))
 		snprintf(cores, sizeof(cores), "%.0f logical, %.0f physical",
-			 um_json_number(hw, "logical_cores", 0), um_json_number(hw, "physical_cores", 0));
+			 um_json_number(hw, UM_HW_LOGICAL_CORES, 0), um_json_number(hw, UM_HW_PHYSICAL_CORES, 0));
 	fact(out, "cores", cores);
-	if (json_is_number(json_object_get(hw, "total_memory_bytes")))
-		svg_format_value(mem, sizeof(mem), um_json_number(hw, "total_memory_bytes", 0),
+	if (json_is_number(json_object_get(hw, UM_HW_TOTAL_MEMORY_BYTES)))
+		svg_format_value(mem, sizeof(mem), um_json_number(hw, UM_HW_TOTAL_MEMORY_BYTES, 0),
 				 VALUE_BYTES);
 	fact(out, "memory", mem);
-	fact(out, "kernel", um_json_string(hw, "kernel_release"));
-	fact(out, "programs", um_json_string(json_object_get(run, "tracing"), "build"));
-	fact(out, "memory cgroup", um_json_string(json_object_get(run, "charge"), "cgroup"));
+	fact(out, "kernel", um_json_string(hw, UM_HW_KERNEL_RELEASE));
+	fact(out, "programs", um_json_string(json_object_get(run, UM_RUN_TRACING), UM_TRACING_BUILD));
+	fact(out, "memory cgroup", um_json_string(json_object_get(run, UM_RUN_CHARGE), UM_CHARGE_CGROUP));
 	fputs("</dl><table class=\"totals\"><tbody>", out);
-	total_row(out, "wall_s", "wall time", json_object_get(run, "wall_s"), VALUE_SECONDS);
-	total_row(out, "cpu_s", "CPU time", json_object_get(run, "cpu_s"), VALUE_SECONDS);
-	total_row(out, "peak_rss_bytes", "peak RSS (the group's, at one instant)",
-		  json_object_get(run, "peak_rss_bytes"), VALUE_BYTES);
-	total_row(out, "peak_charge_bytes", "peak memory (cgroup): what --mem is enforced on",
-		  json_object_get(run, "peak_charge_bytes"), VALUE_BYTES);
-	total_row(out, "output_bytes", "bytes written", json_object_get(run, "output_bytes"), VALUE_BYTES);
-	count_row(out, "processes", "processes", (long long)um_json_number(run, "processes", 0));
+	total_row(out, UM_RUN_WALL_S, "wall time", json_object_get(run, UM_RUN_WALL_S), VALUE_SECONDS);
+	total_row(out, UM_RUN_CPU_S, "CPU time", json_object_get(run, UM_RUN_CPU_S), VALUE_SECONDS);
+	total_row(out, UM_RUN_PEAK_RSS_BYTES, "peak RSS (the group's, at one instant)",
+		  json_object_get(run, UM_RUN_PEAK_RSS_BYTES), VALUE_BYTES);
+	total_row(out, UM_RUN_PEAK_CHARGE_BYTES, "peak memory (cgroup): what --mem is enforced on",
+		  json_object_get(run, UM_RUN_PEAK_CHARGE_BYTES), VALUE_BYTES);
+	total_row(out, UM_RUN_OUTPUT_BYTES, "bytes written",
+		  json_object_get(run, UM_RUN_OUTPUT_BYTES), VALUE_BYTES);
+	count_row(out, UM_RUN_PROCESSES, "processes",
+		  (long long)um_json_number(run, UM_RUN_PROCESSES, 0));
 	count_row(out, "units", "units", (long long)in->n);
 	fputs("</tbody></table>", out);
 	run_warnings(out, pg, in, run);
@@ -251,9 +257,9 @@ static void section_distributions(struct page *pg)
  */
 static void gpu_over_time(struct page *pg, const struct html_input *in)
 {
-	const json_t *run = json_object_get(in->doc, "run");
+	const json_t *run = json_object_get(in->doc, UM_MANIFEST_RUN);
 	const struct um_read_unit *units = pg->units + in->first;
-	double run_peak = um_json_number(run, UM_KEY_PEAK_GPU_BYTES, -1), end_s;
+	double run_peak = um_json_number(run, UM_RUN_PEAK_GPU_BYTES, -1), end_s;
 	const json_t *tl;
 	bool any = run_peak > 0;
 	size_t placed = 0, with_gpu = 0;
@@ -275,12 +281,12 @@ static void gpu_over_time(struct page *pg, const struct html_input *in)
 		fprintf(pg->out, "; %zu have no start time and are not drawn", with_gpu - placed);
 	fputs(".</p>", pg->out);
 	/* the memory chart's time axis, so the two line up */
-	tl = json_object_get(run, "memory_timeline");
-	end_s = fmax(um_json_number(run, "wall_s", 0),
-		     (um_json_number(tl, "start_ns", 0) +
-		      (double)json_array_size(json_object_get(tl, "rss_max_bytes")) *
-			      um_json_number(tl, "bucket_ns", 0)) / 1e9);
-	svg_gpu_units(pg->out, units, in->n, um_json_number(tl, "start_ns", 0) / 1e9, end_s,
+	tl = json_object_get(run, UM_RUN_MEMORY_TIMELINE);
+	end_s = fmax(um_json_number(run, UM_RUN_WALL_S, 0),
+		     (um_json_number(tl, UM_TIMELINE_START_NS, 0) +
+		      (double)json_array_size(json_object_get(tl, UM_TIMELINE_RSS_MAX_BYTES)) *
+			      um_json_number(tl, UM_TIMELINE_BUCKET_NS, 0)) / 1e9);
+	svg_gpu_units(pg->out, units, in->n, um_json_number(tl, UM_TIMELINE_START_NS, 0) / 1e9, end_s,
 		      run_peak);
 }
 
@@ -294,7 +300,7 @@ static void section_over_time(struct page *pg)
 	      "its exit; each unit a bar on its process. Hover for the figures.</p>", out);
 	for (size_t i = 0; i < pg->n_inputs; i++) {
 		const struct html_input *in = &pg->inputs[i];
-		const json_t *run = json_object_get(in->doc, "run");
+		const json_t *run = json_object_get(in->doc, UM_MANIFEST_RUN);
 
 		if (!in->doc)
 			continue;
@@ -304,13 +310,13 @@ static void section_over_time(struct page *pg)
 			markup_text(out, in->path);
 			fputs("</h3>", out);
 		}
-		if (!json_array_size(json_object_get(run, "per_process"))) {
+		if (!json_array_size(json_object_get(run, UM_RUN_PER_PROCESS))) {
 			fputs("<p class=\"why\">The manifest lists no process.</p>", out);
 			continue;
 		}
-		svg_process_lanes(out, json_object_get(run, "per_process"), pg->units + in->first,
+		svg_process_lanes(out, json_object_get(run, UM_RUN_PER_PROCESS), pg->units + in->first,
 				  pg->text + in->first, in->n, (const char *const *)pg->strings,
-				  um_json_number(run, "wall_s", 0));
+				  um_json_number(run, UM_RUN_WALL_S, 0));
 	}
 	if (!any)
 		fputs("<p class=\"why\" id=\"no-timeline\">No timeline: the input is a units stream "
@@ -322,8 +328,8 @@ static void section_over_time(struct page *pg)
 	      "full height.</p>", out);
 	any = false;
 	for (size_t i = 0; i < pg->n_inputs; i++) {
-		const json_t *run = json_object_get(pg->inputs[i].doc, "run");
-		const json_t *tl = json_object_get(run, "memory_timeline");
+		const json_t *run = json_object_get(pg->inputs[i].doc, UM_MANIFEST_RUN);
+		const json_t *tl = json_object_get(run, UM_RUN_MEMORY_TIMELINE);
 
 		if (!pg->inputs[i].doc)
 			continue;
@@ -337,7 +343,7 @@ static void section_over_time(struct page *pg)
 			fputs("<p class=\"why\">This manifest has no memory timeline (written by an "
 			      "earlier unitmeter).</p>", out);
 		else
-			svg_memory_timeline(out, tl, um_json_number(run, "wall_s", 0));
+			svg_memory_timeline(out, tl, um_json_number(run, UM_RUN_WALL_S, 0));
 		gpu_over_time(pg, &pg->inputs[i]);
 	}
 	if (!any)
@@ -403,7 +409,7 @@ static void section_projection(struct page *pg, const struct project_options *op
 		snprintf(err, sizeof(err), "out of memory for %zu units", pg->n_units);
 	for (size_t i = 0; i < pg->n_inputs && !*err; i++) {
 		um_project_add(&in, pg->inputs[i].path, pg->units + pg->inputs[i].first,
-			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, "run"), err,
+			       pg->inputs[i].n, json_object_get(pg->inputs[i].doc, UM_MANIFEST_RUN), err,
 			       sizeof(err));
 		if (last_use)
 			units_release(pg, pg->inputs[i].first + pg->inputs[i].n);

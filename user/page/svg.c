@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "files/summary.h"
 #include "common/unit_keys.h"
 #include "files/units_file.h"
@@ -405,16 +406,16 @@ static void lane_units(FILE *out, const struct plot *p, const struct lane *l,
 static void lane_title(FILE *out, const struct lane *l)
 {
 	char cpu[48], peak[48];
-	const json_t *exit_status = json_object_get(l->proc, "exit_status");
-	const json_t *signal = json_object_get(l->proc, "exit_signal");
+	const json_t *exit_status = json_object_get(l->proc, UM_PROCESS_EXIT_STATUS);
+	const json_t *signal = json_object_get(l->proc, UM_PROCESS_EXIT_SIGNAL);
 
-	svg_format_value(cpu, sizeof(cpu), um_json_number(l->proc, "cpu_s", 0), VALUE_SECONDS);
-	svg_format_value(peak, sizeof(peak), um_json_number(l->proc, "peak_rss_bytes", 0),
+	svg_format_value(cpu, sizeof(cpu), um_json_number(l->proc, UM_PROCESS_CPU_S, 0), VALUE_SECONDS);
+	svg_format_value(peak, sizeof(peak), um_json_number(l->proc, UM_PROCESS_PEAK_RSS_BYTES, 0),
 			 VALUE_BYTES);
 	fprintf(out, "<title>pid %lld (", l->pid);
-	markup_text(out, json_string_value(json_object_get(l->proc, "comm")));
+	markup_text(out, json_string_value(json_object_get(l->proc, UM_PROCESS_COMM)));
 	fprintf(out, "), parent %lld: %.3f s to %.3f s, CPU %s, peak RSS %s, %lld units", l->ppid,
-		l->start_s, l->end_s, cpu, peak, (long long)um_json_number(l->proc, "units", 0));
+		l->start_s, l->end_s, cpu, peak, (long long)um_json_number(l->proc, UM_PROCESS_UNITS, 0));
 	if (json_is_integer(signal))
 		fprintf(out, ", killed by signal %lld", (long long)json_integer_value(signal));
 	else if (json_is_integer(exit_status))
@@ -445,12 +446,12 @@ size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_r
 	}
 	json_array_foreach(per_process, i, proc) {
 		struct lane *l = &lanes[i];
-		const json_t *end = json_object_get(proc, "end_ns");
+		const json_t *end = json_object_get(proc, UM_PROCESS_END_NS);
 
 		l->proc = proc;
-		l->pid = (long long)um_json_number(proc, "pid", -1);
-		l->ppid = (long long)um_json_number(proc, "ppid", -1);
-		l->start_s = um_json_number(proc, "start_ns", 0) / 1e9;
+		l->pid = (long long)um_json_number(proc, UM_PROCESS_PID, -1);
+		l->ppid = (long long)um_json_number(proc, UM_PROCESS_PPID, -1);
+		l->start_s = um_json_number(proc, UM_PROCESS_START_NS, 0) / 1e9;
 		l->end_s = json_is_number(end) ? json_number_value(end) / 1e9 : end_s;
 		if (l->end_s > end_s)
 			end_s = l->end_s;
@@ -481,7 +482,7 @@ size_t svg_process_lanes(FILE *out, const json_t *per_process, const struct um_r
 		fprintf(out, "<g class=\"lane\" data-pid=\"%lld\" data-ppid=\"%lld\">"
 			     "<text class=\"lane-label\" x=\"%d\" y=\"%.1f\">%lld ",
 			l->pid, l->ppid, LANE_LABEL - 6, y + 12, l->pid);
-		markup_text(out, json_string_value(json_object_get(l->proc, "comm")));
+		markup_text(out, json_string_value(json_object_get(l->proc, UM_PROCESS_COMM)));
 		fprintf(out, "</text><rect class=\"proc\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\">",
 			px(&p, l->start_s), y + 1, fmax(px(&p, l->end_s) - px(&p, l->start_s), 0.8),
 			LANE_HEIGHT - 2);
@@ -550,13 +551,13 @@ static void band(FILE *out, const struct plot *p, const json_t *mins, const json
 
 void svg_memory_timeline(FILE *out, const json_t *tl, double end_s)
 {
-	const json_t *rss_min = json_object_get(tl, "rss_min_bytes"),
-		     *rss_max = json_object_get(tl, "rss_max_bytes"),
-		     *charge_min = json_object_get(tl, "charge_min_bytes"),
-		     *charge_max = json_object_get(tl, "charge_max_bytes");
+	const json_t *rss_min = json_object_get(tl, UM_TIMELINE_RSS_MIN_BYTES),
+		     *rss_max = json_object_get(tl, UM_TIMELINE_RSS_MAX_BYTES),
+		     *charge_min = json_object_get(tl, UM_TIMELINE_CHARGE_MIN_BYTES),
+		     *charge_max = json_object_get(tl, UM_TIMELINE_CHARGE_MAX_BYTES);
 	size_t n = json_array_size(rss_max), peak_at = 0;
-	double start_s = um_json_number(tl, "start_ns", 0) / 1e9,
-	       bucket_s = um_json_number(tl, "bucket_ns", 1) / 1e9;
+	double start_s = um_json_number(tl, UM_TIMELINE_START_NS, 0) / 1e9,
+	       bucket_s = um_json_number(tl, UM_TIMELINE_BUCKET_NS, 1) / 1e9;
 	double top = 0, peak = -1, v;
 	struct plot p = { .left = 70, .top = 10, .width = 870, .height = 220 };
 	char a[48], b[48], c[48];

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "common/grow.h"
 #include "common/summary.h"
 #include "common/unit_keys.h"
@@ -149,22 +150,22 @@ static int pid_is(const void *key, const void *unit)
 static void worker_base(struct project_input *in, const json_t *run, const struct file_unit *t,
 			size_t k)
 {
-	const json_t *procs = json_object_get(run, "per_process"), *p;
-	const json_t *tl = json_object_get(run, "memory_timeline");
+	const json_t *procs = json_object_get(run, UM_RUN_PER_PROCESS), *p;
+	const json_t *tl = json_object_get(run, UM_RUN_MEMORY_TIMELINE);
 	double first = INFINITY, charge = 0, rss = 0, t0, width;
-	const char *keys[2] = { "charge_min_bytes", "rss_min_bytes" };
+	const char *keys[2] = { UM_TIMELINE_CHARGE_MIN_BYTES, UM_TIMELINE_RSS_MIN_BYTES };
 	double *base[2] = { &charge, &rss };
 	size_t i;
 
 	json_array_foreach(procs, i, p) {
-		long long pid = (long long)um_json_number(p, "pid", -1);
-		double start = um_json_number(p, "start_ns", NAN) / 1e9;
+		long long pid = (long long)um_json_number(p, UM_PROCESS_PID, -1);
+		double start = um_json_number(p, UM_PROCESS_START_NS, NAN) / 1e9;
 
 		if (bsearch(&pid, t, k, sizeof(*t), pid_is) && start < first)
 			first = i == 0 ? 0 : start; /* the first record is the command's own */
 	}
-	t0 = um_json_number(tl, "start_ns", NAN) / 1e9;
-	width = um_json_number(tl, "bucket_ns", NAN) / 1e9;
+	t0 = um_json_number(tl, UM_TIMELINE_START_NS, NAN) / 1e9;
+	width = um_json_number(tl, UM_TIMELINE_BUCKET_NS, NAN) / 1e9;
 	if (isfinite(first) && first > 0 && isfinite(t0) && width > 0) {
 		for (int m = 0; m < 2; m++) {
 			const json_t *values = json_object_get(tl, keys[m]);
@@ -195,7 +196,7 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 {
 	size_t i, k = 0, c = first, start, end;
 	struct file_unit *t = calloc(n ? n : 1, sizeof(*t));
-	double wall_run = json_number_value(json_object_get(run, "wall_s")), last_end = 0;
+	double wall_run = json_number_value(json_object_get(run, UM_RUN_WALL_S)), last_end = 0;
 	bool timed = true;
 
 	if (!t)
@@ -258,7 +259,8 @@ static bool place_units(struct project_input *in, const struct um_read_unit *uni
 /* Why a file's charge figures cannot make --mem (first reason kept). */
 static void charge_missing(struct project_input *in, const char *file, const json_t *run)
 {
-	const char *why = json_string_value(json_object_get(json_object_get(run, "charge"), "note"));
+	const char *why =
+	    json_string_value(json_object_get(json_object_get(run, UM_RUN_CHARGE), UM_CHARGE_NOTE));
 
 	if (in->charge_unknown[0])
 		return;
@@ -274,9 +276,9 @@ static void charge_missing(struct project_input *in, const char *file, const jso
 static void tmp_dir_of(struct project_input *in, const char *file, const json_t *run,
 		       bool units_lack)
 {
-	const json_t *dir = json_object_get(run, "tmp_dir");
-	const char *path = json_string_value(json_object_get(dir, "path"));
-	const char *why = json_string_value(json_object_get(dir, "note"));
+	const json_t *dir = json_object_get(run, UM_RUN_TMP_DIR);
+	const char *path = json_string_value(json_object_get(dir, UM_TMP_DIR_PATH));
+	const char *why = json_string_value(json_object_get(dir, UM_TMP_DIR_NOTE));
 
 	if (path && !in->tmp_dir[0])
 		um_say(in->tmp_dir, sizeof(in->tmp_dir), "%s", path);
@@ -336,7 +338,7 @@ static void add_gpu(struct project_input *in, const struct um_read_unit *u)
 /* The run's largest peak on one device, from its peak_gpu_bytes_by_device. */
 static void add_run_gpu(struct project_input *in, const json_t *run)
 {
-	const json_t *list = json_object_get(run, UM_KEY_PEAK_GPU_BY_DEVICE), *e;
+	const json_t *list = json_object_get(run, UM_RUN_PEAK_GPU_BY_DEVICE), *e;
 	size_t i;
 
 	json_array_foreach(list, i, e) {
@@ -392,17 +394,17 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		add_gpu(in, u);
 		in->n++;
 	}
-	if (run && (!run_figure_ok(run, "wall_s", 1e9) ||
-		    !run_figure_ok(run, "peak_rss_bytes", 4e18) ||
-		    !run_figure_ok(run, "peak_charge_bytes", 4e18))) {
+	if (run && (!run_figure_ok(run, UM_RUN_WALL_S, 1e9) ||
+		    !run_figure_ok(run, UM_RUN_PEAK_RSS_BYTES, 4e18) ||
+		    !run_figure_ok(run, UM_RUN_PEAK_CHARGE_BYTES, 4e18))) {
 		snprintf(err, errlen, "%s: the manifest's \"run\" has a wall_s, peak_rss_bytes or "
 			 "peak_charge_bytes outside what a run can have", path);
 		return -1;
 	}
 	if (!place_units(in, units, n, run, first) && run &&
-	    json_is_number(json_object_get(run, "wall_s"))) {
+	    json_is_number(json_object_get(run, UM_RUN_WALL_S))) {
 		/* no start times: all the time outside the units is the fixed part */
-		double outside = json_number_value(json_object_get(run, "wall_s")) - walls;
+		double outside = json_number_value(json_object_get(run, UM_RUN_WALL_S)) - walls;
 
 		in->fixed_from_totals = true;
 		if (outside < 0)
@@ -410,11 +412,11 @@ int um_project_add(struct project_input *in, const char *path, const struct um_r
 		if (outside > in->fixed_s)
 			in->fixed_s = outside;
 	}
-	if (run && json_number_value(json_object_get(run, "peak_rss_bytes")) >
+	if (run && json_number_value(json_object_get(run, UM_RUN_PEAK_RSS_BYTES)) >
 			   in->group_peak_rss_bytes)
-		in->group_peak_rss_bytes = json_number_value(json_object_get(run, "peak_rss_bytes"));
-	if (run && json_is_number(json_object_get(run, "peak_charge_bytes"))) {
-		double peak = json_number_value(json_object_get(run, "peak_charge_bytes"));
+		in->group_peak_rss_bytes = json_number_value(json_object_get(run, UM_RUN_PEAK_RSS_BYTES));
+	if (run && json_is_number(json_object_get(run, UM_RUN_PEAK_CHARGE_BYTES))) {
+		double peak = json_number_value(json_object_get(run, UM_RUN_PEAK_CHARGE_BYTES));
 
 		if (peak > in->group_peak_charge_bytes)
 			in->group_peak_charge_bytes = peak;
@@ -461,7 +463,7 @@ int um_project_load(const char *const *files, size_t n_files, struct project_inp
 		l.n = 0;
 		rc = um_read_units(files[f], keep_unit, &l, &doc, err, errlen);
 		if (!rc) {
-			json_t *run = json_object_get(doc, "run");
+			json_t *run = json_object_get(doc, UM_MANIFEST_RUN);
 
 			rc = um_project_add(in, files[f], l.at, l.n, json_is_object(run) ? run : NULL,
 					    err, errlen);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "common/unit_keys.h"
+#include "common/manifest_keys.h"
 #include "record/gpu_json.h"
 
 const char *gpu_nvml_note(enum gpu_nvml_state state)
@@ -49,20 +49,20 @@ void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, j
 	else if (!g->seen)
 		reason = "no traced process called a probed entry point of the CUDA driver";
 	if (reason) {
-		json_object_set_new(run, UM_KEY_PEAK_GPU_BYTES, json_null());
-		json_object_set_new(run, UM_KEY_PEAK_GPU_MANAGED_BYTES, json_null());
-		json_object_set_new(run, UM_KEY_GPU_DEVICES, json_null());
-		json_object_set_new(run, UM_KEY_PEAK_GPU_BY_DEVICE, json_null());
+		json_object_set_new(run, UM_RUN_PEAK_GPU_BYTES, json_null());
+		json_object_set_new(run, UM_RUN_PEAK_GPU_MANAGED_BYTES, json_null());
+		json_object_set_new(run, UM_RUN_GPU_DEVICES, json_null());
+		json_object_set_new(run, UM_RUN_PEAK_GPU_BY_DEVICE, json_null());
 	} else {
 		for (int i = 0; i < UM_GPU_DEVICES; i++)
 			known += g->peak_device_bytes[i] > 0;
-		json_object_set_new(run, UM_KEY_PEAK_GPU_BYTES, json_integer((json_int_t)g->peak_bytes));
-		json_object_set_new(run, UM_KEY_PEAK_GPU_MANAGED_BYTES,
+		json_object_set_new(run, UM_RUN_PEAK_GPU_BYTES, json_integer((json_int_t)g->peak_bytes));
+		json_object_set_new(run, UM_RUN_PEAK_GPU_MANAGED_BYTES,
 				    json_integer((json_int_t)g->peak_managed_bytes));
-		json_object_set_new(run, UM_KEY_GPU_DEVICES,
+		json_object_set_new(run, UM_RUN_GPU_DEVICES,
 				    g->peak_device_bytes[UM_GPU_UNKNOWN_DEVICE] ? json_null() :
 										  json_integer(known));
-		json_object_set_new(run, UM_KEY_PEAK_GPU_BY_DEVICE, by_device(g));
+		json_object_set_new(run, UM_RUN_PEAK_GPU_BY_DEVICE, by_device(g));
 		/* traced and exact, but 0: the driver refused every call (no GPU, no driver loaded) */
 		if (g->calls && g->failed_calls == g->calls)
 			no_bytes = "every probed call to the CUDA driver failed: no device memory was "
@@ -80,17 +80,17 @@ void gpu_run_json(const struct gpu_counters *g, const struct gpu_nvml_run *nv, j
 			    "processes' last such reading, summed, and peak_gpu_total_bytes "
 			    "peak_gpu_bytes plus it";
 	nvml_read = nv->loaded && !reason && nv->processes;
-	json_object_set_new(run, UM_KEY_PEAK_GPU_TOTAL_BYTES,
+	json_object_set_new(run, UM_RUN_PEAK_GPU_TOTAL_BYTES,
 			    nvml_read ? json_integer((json_int_t)(g->peak_bytes + nv->context_bytes)) :
 					json_null());
-	json_object_set_new(run, UM_KEY_GPU_CONTEXT_BYTES,
+	json_object_set_new(run, UM_RUN_GPU_CONTEXT_BYTES,
 			    nvml_read ? json_integer((json_int_t)nv->context_bytes) : json_null());
-	json_object_set_new(run, "gpu",
-			    json_pack("{s:s?, s:I, s:I, s:I, s:s, s:s?, s:s}", "library",
-				      g->library[0] ? g->library : NULL, "calls", (json_int_t)g->calls,
-				      "failed_calls", (json_int_t)g->failed_calls, "unknown_frees",
-				      (json_int_t)g->unknown_frees, "figures",
+	json_object_set_new(run, UM_RUN_GPU,
+			    json_pack("{s:s?, s:I, s:I, s:I, s:s, s:s?, s:s}", UM_GPU_LIBRARY,
+				      g->library[0] ? g->library : NULL, UM_GPU_CALLS, (json_int_t)g->calls,
+				      UM_GPU_FAILED_CALLS, (json_int_t)g->failed_calls, UM_GPU_UNKNOWN_FREES,
+				      (json_int_t)g->unknown_frees, UM_GPU_FIGURES,
 				      "bytes held through the driver API (API-exact); the context and "
 				      "pools the driver keeps are not in them",
-				      "reason", reason ? reason : no_bytes, "nvml", nvml_note));
+				      UM_GPU_REASON, reason ? reason : no_bytes, UM_GPU_NVML, nvml_note));
 }

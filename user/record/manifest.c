@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/fileio.h"
+#include "common/manifest_keys.h"
 #include "record/gpu_json.h"
 #include "record/manifest.h"
 #include "common/version.h"
@@ -20,12 +21,15 @@
 
 #define UM_SCHEMA "unitmeter.run/1"
 
-/* wait(2) status -> {"exit_status": n|null, "exit_signal": n|null} members of obj */
+/*
+ * wait(2) status -> {"exit_status": n|null, "exit_signal": n|null} members of obj: the run's
+ * and each process's (UM_PROCESS_EXIT_STATUS is the same key)
+ */
 static void set_exit_fields(json_t *obj, bool known, int status)
 {
-	json_object_set_new(obj, "exit_status",
+	json_object_set_new(obj, UM_RUN_EXIT_STATUS,
 			    known && WIFEXITED(status) ? json_integer(WEXITSTATUS(status)) : json_null());
-	json_object_set_new(obj, "exit_signal",
+	json_object_set_new(obj, UM_RUN_EXIT_SIGNAL,
 			    known && WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null());
 }
 
@@ -47,21 +51,21 @@ static json_t *bpf_json(const struct tracer_counters *c)
 
 		if (u->tid)
 			json_array_append_new(
-				after, json_pack("{s:I, s:o, s:o, s:I}", "tid", (json_int_t)u->tid,
-						 "pid", u->pid >= 0 ? json_integer(u->pid) : json_null(),
-						 "comm", u->comm[0] ? json_string(u->comm) : json_null(),
-						 "count", (json_int_t)u->count));
+				after, json_pack("{s:I, s:o, s:o, s:I}", UM_UNSEEN_AFTER_TID, (json_int_t)u->tid,
+						 UM_UNSEEN_AFTER_PID, u->pid >= 0 ? json_integer(u->pid) : json_null(),
+						 UM_UNSEEN_AFTER_COMM, u->comm[0] ? json_string(u->comm) : json_null(),
+						 UM_UNSEEN_AFTER_COUNT, (json_int_t)u->count));
 	}
 	for (size_t i = 0; i < c->n_progs; i++)
 		json_object_set_new(progs, c->progs[i].name,
 				    c->progs[i].known
 					    ? json_integer((json_int_t)c->progs[i].recursion_misses)
 					    : json_null());
-	return json_pack("{s:o, s:I, s:{s:I, s:I, s:I, s:o}}", "recursion_misses", progs,
-			 "handover_timeouts", (json_int_t)c->handover_timeouts, "switch_ins_unseen",
-			 "made_late", (json_int_t)c->late_switch_ins, "at_close",
-			 (json_int_t)c->switch_in_misses, "at_close_exact",
-			 (json_int_t)c->switch_in_misses_exact, "after", after);
+	return json_pack("{s:o, s:I, s:{s:I, s:I, s:I, s:o}}", UM_BPF_RECURSION_MISSES, progs,
+			 UM_BPF_HANDOVER_TIMEOUTS, (json_int_t)c->handover_timeouts, UM_BPF_SWITCH_INS_UNSEEN,
+			 UM_UNSEEN_MADE_LATE, (json_int_t)c->late_switch_ins, UM_UNSEEN_AT_CLOSE,
+			 (json_int_t)c->switch_in_misses, UM_UNSEEN_AT_CLOSE_EXACT,
+			 (json_int_t)c->switch_in_misses_exact, UM_UNSEEN_AFTER, after);
 }
 
 static json_t *tmp_bytes_json(uint64_t bytes)
@@ -74,22 +78,22 @@ static json_t *tmp_dir_json(const struct tmp_dir *t)
 {
 	if (!t)
 		return json_null();
-	return json_pack("{s:s, s:s, s:s?}", "path", t->path, "source", t->source, "note",
-			 t->ino ? NULL : t->reason);
+	return json_pack("{s:s, s:s, s:s?}", UM_TMP_DIR_PATH, t->path, UM_TMP_DIR_SOURCE, t->source,
+			 UM_TMP_DIR_NOTE, t->ino ? NULL : t->reason);
 }
 
 static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 {
 	json_t *o = json_pack("{s:i, s:i, s:s, s:I, s:f, s:I, s:I, s:I, s:i}",
-			      "pid", (int)p->pid, "ppid", (int)p->ppid, "comm", p->comm,
-			      "start_ns", (json_int_t)(p->start_ns > r->t0_ns ? p->start_ns - r->t0_ns : 0),
-			      "cpu_s", um_round(um_seconds(p->cpu_ns), 6),
-			      "peak_rss_bytes", (json_int_t)p->peak_rss_bytes,
-			      "page_alloc_bytes", (json_int_t)p->page_alloc_bytes,
-			      "output_bytes", (json_int_t)p->output_bytes,
-			      "threads", (int)p->threads);
+			      UM_PROCESS_PID, (int)p->pid, UM_PROCESS_PPID, (int)p->ppid, UM_PROCESS_COMM, p->comm,
+			      UM_PROCESS_START_NS, (json_int_t)(p->start_ns > r->t0_ns ? p->start_ns - r->t0_ns : 0),
+			      UM_PROCESS_CPU_S, um_round(um_seconds(p->cpu_ns), 6),
+			      UM_PROCESS_PEAK_RSS_BYTES, (json_int_t)p->peak_rss_bytes,
+			      UM_PROCESS_PAGE_ALLOC_BYTES, (json_int_t)p->page_alloc_bytes,
+			      UM_PROCESS_OUTPUT_BYTES, (json_int_t)p->output_bytes,
+			      UM_PROCESS_THREADS, (int)p->threads);
 
-	json_object_set_new(o, "tmp_output_bytes", tmp_bytes_json(p->tmp_output_bytes));
+	json_object_set_new(o, UM_PROCESS_TMP_OUTPUT_BYTES, tmp_bytes_json(p->tmp_output_bytes));
 
 	/* which worker did what: its units, their CPU and their highest peak */
 	{
@@ -106,9 +110,9 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 			if ((json_int_t)u->peak_rss_bytes > peak)
 				peak = (json_int_t)u->peak_rss_bytes;
 		}
-		json_object_set_new(o, "units", json_integer(n));
-		json_object_set_new(o, "units_cpu_s", json_real(um_round(cpu, 6)));
-		json_object_set_new(o, "units_peak_rss_bytes", n ? json_integer(peak) : json_null());
+		json_object_set_new(o, UM_PROCESS_UNITS, json_integer(n));
+		json_object_set_new(o, UM_PROCESS_UNITS_CPU_S, json_real(um_round(cpu, 6)));
+		json_object_set_new(o, UM_PROCESS_UNITS_PEAK_RSS_BYTES, n ? json_integer(peak) : json_null());
 	}
 	/*
 	 * A process whose exit record was lost (lost_events) is neither finished nor in the maps at
@@ -116,25 +120,32 @@ static json_t *proc_json(const struct run_record *r, const struct proc_row *p)
 	 * still known, from wait(2).
 	 */
 	if (!p->finished && !p->alive_at_end) {
-		static const char *const figures[] = { "cpu_s", "peak_rss_bytes", "page_alloc_bytes",
-						       "output_bytes", "tmp_output_bytes",
-						       "threads" };
+		static const char *const figures[] = {UM_PROCESS_CPU_S,
+						      UM_PROCESS_PEAK_RSS_BYTES,
+						      UM_PROCESS_PAGE_ALLOC_BYTES,
+						      UM_PROCESS_OUTPUT_BYTES,
+						      UM_PROCESS_TMP_OUTPUT_BYTES,
+						      UM_PROCESS_THREADS};
 		bool waited = p->is_root && r->have_exit;
 
 		for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
 			json_object_set_new(o, figures[k], json_null());
-		json_object_set_new(o, "status", json_string(waited ? "exited" : "unknown"));
-		json_object_set_new(o, "end_ns", json_null());
+		json_object_set_new(o, UM_PROCESS_STATUS, json_string(waited ? "exited" : "unknown"));
+		json_object_set_new(o, UM_PROCESS_END_NS, json_null());
 		set_exit_fields(o, waited, r->wait_status);
-		json_object_set_new(o, "oom_killed", json_null());
+		json_object_set_new(o, UM_PROCESS_OOM_KILLED, json_null());
 		return o;
 	}
-	json_object_set_new(o, "status", json_string(p->finished ? "exited" : "running"));
-	json_object_set_new(o, "end_ns", p->finished ? json_integer((json_int_t)(p->end_ns > r->t0_ns ?
-				p->end_ns - r->t0_ns : 0)) : json_null());
+	json_object_set_new(o, UM_PROCESS_STATUS, json_string(p->finished ? "exited" : "running"));
+	json_object_set_new(
+	    o, UM_PROCESS_END_NS,
+	    p->finished
+		? json_integer((json_int_t)(p->end_ns > r->t0_ns ? p->end_ns - r->t0_ns : 0))
+		: json_null());
 	/* the BPF exit code is wait(2)'s status word, as the kernel keeps it */
 	set_exit_fields(o, p->finished, p->exit_code);
-	json_object_set_new(o, "oom_killed", p->finished ? json_boolean(p->oom_killed) : json_null());
+	json_object_set_new(o, UM_PROCESS_OOM_KILLED,
+			    p->finished ? json_boolean(p->oom_killed) : json_null());
 	return o;
 }
 
@@ -149,18 +160,18 @@ static void charge_json(const struct run_record *r, json_t *run)
 	uint64_t peak;
 
 	if (run_record__peak_charge(r, &peak)) {
-		json_object_set_new(run, "peak_charge_bytes", json_integer((json_int_t)peak));
+		json_object_set_new(run, UM_RUN_PEAK_CHARGE_BYTES, json_integer((json_int_t)peak));
 		if (!m->made_for_run)
 			note = "the target's own memory cgroup: it may hold processes other than the "
 			       "traced ones, whose pages are charged too";
 	} else {
-		json_object_set_new(run, "peak_charge_bytes", json_null());
+		json_object_set_new(run, UM_RUN_PEAK_CHARGE_BYTES, json_null());
 		note = m->id ? "no traced process was seen in the memory cgroup" : m->reason;
 	}
-	json_object_set_new(run, "charge",
-			    json_pack("{s:s?, s:o, s:b, s:s?}", "cgroup", m->id ? m->name : NULL,
-				      "cgroup_version", m->id ? json_integer(m->version) : json_null(),
-				      "made_for_run", m->made_for_run, "note", note));
+	json_object_set_new(run, UM_RUN_CHARGE,
+			    json_pack("{s:s?, s:o, s:b, s:s?}", UM_CHARGE_CGROUP, m->id ? m->name : NULL,
+				      UM_CHARGE_CGROUP_VERSION, m->id ? json_integer(m->version) : json_null(),
+				      UM_CHARGE_MADE_FOR_RUN, m->made_for_run, UM_CHARGE_NOTE, note));
 }
 
 /*
@@ -173,19 +184,19 @@ static json_t *limits_json(const struct run_record *r)
 	const struct slurm_ids *s = &l->slurm;
 
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "slurm_job_id", s->set ? json_integer(s->job) : json_null(),
-			 "slurm_array_job_id", s->set && s->in_array ? json_integer(s->array_job)
+			 UM_LIMITS_SLURM_JOB_ID, s->set ? json_integer(s->job) : json_null(),
+			 UM_LIMITS_SLURM_ARRAY_JOB_ID, s->set && s->in_array ? json_integer(s->array_job)
 								     : json_null(),
-			 "slurm_array_task_id", s->set && s->in_array ? json_integer(s->array_task)
+			 UM_LIMITS_SLURM_ARRAY_TASK_ID, s->set && s->in_array ? json_integer(s->array_task)
 								      : json_null(),
-			 "slurm_step_id", s->set && s->step[0] ? json_string(s->step) : json_null(),
-			 "time_limit_s", s->set && s->time_limit_known ?
+			 UM_LIMITS_SLURM_STEP_ID, s->set && s->step[0] ? json_string(s->step) : json_null(),
+			 UM_LIMITS_TIME_LIMIT_S, s->set && s->time_limit_known ?
 						 json_integer((json_int_t)s->time_limit_s) : json_null(),
-			 "cpus", l->cpus >= 0 ? json_integer(l->cpus) : json_null(),
-			 "node", l->node[0] ? json_string(l->node) : json_null(),
-			 "memory_limit_bytes", l->memory_known ? json_integer((json_int_t)l->memory_bytes)
+			 UM_LIMITS_CPUS, l->cpus >= 0 ? json_integer(l->cpus) : json_null(),
+			 UM_LIMITS_NODE, l->node[0] ? json_string(l->node) : json_null(),
+			 UM_LIMITS_MEMORY_LIMIT_BYTES, l->memory_known ? json_integer((json_int_t)l->memory_bytes)
 							       : json_null(),
-			 "memory_limit_cgroup", l->memory_known ? json_string(l->memory_cgroup)
+			 UM_LIMITS_MEMORY_LIMIT_CGROUP, l->memory_known ? json_string(l->memory_cgroup)
 								: json_null());
 }
 
@@ -244,16 +255,16 @@ static uint64_t command_end_ns(const struct run_record *r, const struct proc_row
  */
 static json_t *tracing_json(const struct tracer_counters *c)
 {
-	return json_pack("{s:s, s:b, s:I, s:s, s:s, s:s}", "build", c->build ? c->build : "none",
-			 "thread_rss_caches", c->thread_rss_caches,
-			 "lock_timeouts", (json_int_t)c->lock_timeouts,
-			 "uprobe_links", c->uprobe_links ? c->uprobe_links : "none",
+	return json_pack("{s:s, s:b, s:I, s:s, s:s, s:s}", UM_TRACING_BUILD, c->build ? c->build : "none",
+			 UM_TRACING_THREAD_RSS_CACHES, c->thread_rss_caches,
+			 UM_TRACING_LOCK_TIMEOUTS, (json_int_t)c->lock_timeouts,
+			 UM_TRACING_UPROBE_LINKS, c->uprobe_links ? c->uprobe_links : "none",
 			 /* functions: fexit/fentry of the calls; tracepoints: sys_enter and
 			  * sys_exit, which every syscall of the node pays while attached */
-			 "syscall_hooks", c->syscall_hooks ? c->syscall_hooks : "none",
+			 UM_TRACING_SYSCALL_HOOKS, c->syscall_hooks ? c->syscall_hooks : "none",
 			 /* node: a group of the node's one set (its counters the node's, their
 			  * change while this run traced); run: programs of its own */
-			 "programs", c->programs_shared ? "node" : "run");
+			 UM_TRACING_PROGRAMS, c->programs_shared ? "node" : "run");
 }
 
 static json_t *run_json(const struct run_record *r)
@@ -281,43 +292,43 @@ static json_t *run_json(const struct run_record *r)
 	}
 	end = command_end_ns(r, root, end);
 	run = json_pack("{s:f, s:f, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
-			"wall_s", um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
-			"cpu_s", um_round(um_seconds(cpu), 6),
-			"peak_rss_bytes", (json_int_t)c->group_peak_rss_bytes,
-			"page_alloc_bytes", (json_int_t)alloc,
-			"output_bytes", (json_int_t)out,
-			"processes", (int)r->n_procs,
-			"lost_events", (json_int_t)c->lost_records,
-			"map_full_events", (json_int_t)c->map_full,
-			"scope_overflows", (json_int_t)c->scope_overflows);
-	json_object_set_new(run, "tmp_output_bytes", tmp_known ? json_integer((json_int_t)tmp_out)
+			UM_RUN_WALL_S, um_round(end > r->t0_ns ? um_seconds(end - r->t0_ns) : 0, 6),
+			UM_RUN_CPU_S, um_round(um_seconds(cpu), 6),
+			UM_RUN_PEAK_RSS_BYTES, (json_int_t)c->group_peak_rss_bytes,
+			UM_RUN_PAGE_ALLOC_BYTES, (json_int_t)alloc,
+			UM_RUN_OUTPUT_BYTES, (json_int_t)out,
+			UM_RUN_PROCESSES, (int)r->n_procs,
+			UM_RUN_LOST_EVENTS, (json_int_t)c->lost_records,
+			UM_RUN_MAP_FULL_EVENTS, (json_int_t)c->map_full,
+			UM_RUN_SCOPE_OVERFLOWS, (json_int_t)c->scope_overflows);
+	json_object_set_new(run, UM_RUN_TMP_OUTPUT_BYTES, tmp_known ? json_integer((json_int_t)tmp_out)
 							       : json_null());
-	json_object_set_new(run, "tmp_dir", tmp_dir_json(r->cfg->tmp_dir));
+	json_object_set_new(run, UM_RUN_TMP_DIR, tmp_dir_json(r->cfg->tmp_dir));
 	/* attach reaps nothing: the target's end as the kernel recorded it, when it was seen */
 	if (r->have_exit)
 		set_exit_fields(run, true, r->wait_status);
 	else
 		set_exit_fields(run, root && root->finished, root ? root->exit_code : 0);
-	json_object_set_new(run, "oom_kills", oom_kills(r));
-	json_object_set_new(run, "thread_collisions",
+	json_object_set_new(run, UM_RUN_OOM_KILLS, oom_kills(r));
+	json_object_set_new(run, UM_RUN_THREAD_COLLISIONS,
 			    json_integer((json_int_t)c->thread_collisions));
-	json_object_set_new(run, "orphan_slices", json_integer((json_int_t)c->orphan_slices));
-	json_object_set_new(run, "switch_in_misses", json_integer((json_int_t)c->switch_in_misses));
-	json_object_set_new(run, "bpf", bpf_json(c));
-	json_object_set_new(run, "tracing", tracing_json(c));
+	json_object_set_new(run, UM_RUN_ORPHAN_SLICES, json_integer((json_int_t)c->orphan_slices));
+	json_object_set_new(run, UM_RUN_SWITCH_IN_MISSES, json_integer((json_int_t)c->switch_in_misses));
+	json_object_set_new(run, UM_RUN_BPF, bpf_json(c));
+	json_object_set_new(run, UM_RUN_TRACING, tracing_json(c));
 	charge_json(r, run);
 	run_record__gpu_nvml(r, &nv);
 	gpu_run_json(&c->gpu, &nv, run);
-	json_object_set_new(run, "limits", limits_json(r));
-	json_object_set_new(run, "started_at", started_at(r));
-	json_object_set_new(run, "memory_timeline",
+	json_object_set_new(run, UM_RUN_LIMITS, limits_json(r));
+	json_object_set_new(run, UM_RUN_STARTED_AT, started_at(r));
+	json_object_set_new(run, UM_RUN_MEMORY_TIMELINE,
 			    r->trace.timeline ? memory_timeline__json(r->trace.timeline, r->t0_ns,
 								      r->trace.stop_ns)
 					      : json_null());
-	json_object_set_new(run, "per_process", table);
+	json_object_set_new(run, UM_RUN_PER_PROCESS, table);
 	/* each python: spec's fate: matched, never called, or not found with the closest names */
 	if (r->python_specs)
-		json_object_set(run, "python", r->python_specs);
+		json_object_set(run, UM_RUN_PYTHON, r->python_specs);
 	return run;
 }
 
@@ -331,25 +342,26 @@ json_t *run_record__manifest(struct run_record *r)
 		const struct unit_spec *sp = &r->cfg->specs[i];
 
 		json_array_append_new(specs, sp->python ?
-			json_pack("{s:i, s:s, s:s, s:s?, s:s}", "index", (int)i, "spec", sp->text,
-				  "kind", "python", "module", sp->module, "qualname", sp->qualname) :
-			json_pack("{s:i, s:s, s:s, s:s?, s:s, s:s?}", "index", (int)i, "spec", sp->text,
-				  "kind", "native",
+			json_pack("{s:i, s:s, s:s, s:s?, s:s}", UM_SPEC_INDEX, (int)i, UM_SPEC_SPEC, sp->text,
+				  UM_SPEC_KIND, "python", UM_SPEC_MODULE, sp->module, UM_SPEC_QUALNAME, sp->qualname) :
+			json_pack("{s:i, s:s, s:s, s:s?, s:s, s:s?}", UM_SPEC_INDEX, (int)i, UM_SPEC_SPEC, sp->text,
+				  UM_SPEC_KIND, "native",
 				  /* a bare symbol: where --lookup-at-exec found it, if it did */
-				  "path", sp->path ? sp->path : r->trace.found_path[i],
-				  "symbol", sp->symbol, "version", sp->version));
+				  UM_SPEC_PATH, sp->path ? sp->path : r->trace.found_path[i],
+				  UM_SPEC_SYMBOL, sp->symbol, UM_SPEC_VERSION, sp->version));
 	}
-	json_object_set_new(m, "schema", json_string(UM_SCHEMA));
-	json_object_set_new(m, "tool", json_pack("{s:s, s:s}", "name", "unitmeter", "version", UM_VERSION));
-	json_object_set_new(m, "mode", json_string(r->cfg->mode));
-	json_object_set_new(m, "command", cmd);
-	json_object_set_new(m, "unit_specs", specs);
-	json_object_set(m, "hardware", r->hardware ? r->hardware : json_null());
+	json_object_set_new(m, UM_MANIFEST_SCHEMA, json_string(UM_SCHEMA));
+	json_object_set_new(m, UM_MANIFEST_TOOL,
+			    json_pack("{s:s, s:s}", UM_TOOL_NAME, "unitmeter", UM_TOOL_VERSION, UM_VERSION));
+	json_object_set_new(m, UM_MANIFEST_MODE, json_string(r->cfg->mode));
+	json_object_set_new(m, UM_MANIFEST_COMMAND, cmd);
+	json_object_set_new(m, UM_MANIFEST_UNIT_SPECS, specs);
+	json_object_set(m, UM_MANIFEST_HARDWARE, r->hardware ? r->hardware : json_null());
 	/* "units" is written after the rest, one unit at a time (run_record__write_manifest) */
 	if (!r->summary)
 		r->summary = um_summarise_records(r->units, r->n_units);
-	json_object_set(m, "summary", r->summary ? r->summary : json_null());
-	json_object_set_new(m, "run", run_json(r));
+	json_object_set(m, UM_MANIFEST_SUMMARY, r->summary ? r->summary : json_null());
+	json_object_set_new(m, UM_MANIFEST_RUN, run_json(r));
 	return m;
 }
 
@@ -371,7 +383,7 @@ static int write_manifest_body(const struct run_record *r, json_t *m, FILE *f)
 	}
 	while (len > 1 && (head[len - 2] == '\n' || head[len - 2] == ' '))
 		len--;
-	if (fwrite(head, 1, len - 1, f) != len - 1 || fputs(",\n  \"units\": [", f) == EOF)
+	if (fwrite(head, 1, len - 1, f) != len - 1 || fprintf(f, ",\n  \"%s\": [", UM_MANIFEST_UNITS) < 0)
 		rc = -1;
 	free(head);
 	for (size_t i = 0; !rc && i < r->n_units; i++) {

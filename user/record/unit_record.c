@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/summary.h"
@@ -80,37 +81,53 @@ static void put_fixed(struct line *l, uint64_t v, int decimals)
 	put_mem(l, frac, decimals + 1);
 }
 
-/* The next integer member of a unit's object: `, "key": value`. */
-#define put_u64_member(l, key, v)                   \
-	do {                                        \
-		put_lit(l, ", \"" key "\": ");     \
-		put_u64(l, v);                      \
+/* A member's key: `, "key": `, or `"key": ` for the first, just after the "{". */
+#define put_key(l, key)                                                        \
+	do {                                                                   \
+		bool first_ = (l)->len == 1;                                   \
+		put_mem((l), (", \"" key "\": ") + 2 * first_,                 \
+			sizeof(", \"" key "\": ") - 1 - 2 * first_);           \
 	} while (0)
 
-/*
- * Its device memory through the driver API: the peaks, the devices that held any and each one's
- * peak (device null: bytes of a thread whose context's device was not seen). All null when its
- * scope made no such call; gpu_devices null when some bytes' device is not known.
- */
-static void put_gpu(struct line *l, const struct um_unit_record *u)
+/* A string no character of which needs escaping (the notes and status words are plain). */
+static void put_text(struct line *l, const char *text)
 {
-	int known = 0, listed = 0;
+	put_lit(l, "\"");
+	put_str(l, text);
+	put_lit(l, "\"");
+}
 
-	if (!u->gpu_seen) {
-		put_lit(l, ", \"" UM_KEY_PEAK_GPU_BYTES "\": null, \"" UM_KEY_PEAK_GPU_MANAGED_BYTES
-			   "\": null, \"" UM_KEY_GPU_DEVICES "\": null, \"" UM_KEY_PEAK_GPU_BY_DEVICE
-			   "\": null");
-		return;
-	}
-	put_u64_member(l, UM_KEY_PEAK_GPU_BYTES, u->peak_gpu_bytes);
-	put_u64_member(l, UM_KEY_PEAK_GPU_MANAGED_BYTES, u->peak_gpu_managed_bytes);
+static uint64_t um_since(uint64_t t, uint64_t from)
+{
+	return t > from ? t - from : 0;
+}
+
+static bool charge_known(const struct um_unit_record *u)
+{
+	return u->peak_charge_bytes != UM_CHARGE_UNKNOWN && u->start_charge_bytes != UM_CHARGE_UNKNOWN;
+}
+
+/* The devices whose peak is not 0; gpu_devices is null when some bytes' device is not known. */
+static uint64_t gpu_devices_held(const struct um_unit_record *u)
+{
+	uint64_t held = 0;
+
 	for (int i = 0; i < UM_GPU_DEVICES; i++)
-		known += u->peak_gpu_device_bytes[i] > 0;
-	if (u->peak_gpu_device_bytes[UM_GPU_UNKNOWN_DEVICE])
-		put_lit(l, ", \"" UM_KEY_GPU_DEVICES "\": null");
-	else
-		put_u64_member(l, UM_KEY_GPU_DEVICES, known);
-	put_lit(l, ", \"" UM_KEY_PEAK_GPU_BY_DEVICE "\": [");
+		held += u->peak_gpu_device_bytes[i] > 0;
+	return held;
+}
+
+static bool gpu_devices_known(const struct um_unit_record *u)
+{
+	return u->gpu_seen && !u->peak_gpu_device_bytes[UM_GPU_UNKNOWN_DEVICE];
+}
+
+/* Each device that held any, with its peak (device null: a thread's whose device was not seen). */
+static void put_devices(struct line *l, const struct um_unit_record *u)
+{
+	int listed = 0;
+
+	put_lit(l, "[");
 	for (int i = 0; i < UM_GPU_SLOTS; i++) {
 		if (!u->peak_gpu_device_bytes[i])
 			continue;
@@ -121,88 +138,66 @@ static void put_gpu(struct line *l, const struct um_unit_record *u)
 			put_lit(l, "null");
 		else
 			put_u64(l, i);
-		put_u64_member(l, UM_KEY_PEAK_BYTES, u->peak_gpu_device_bytes[i]);
+		put_lit(l, ", \"" UM_KEY_PEAK_BYTES "\": ");
+		put_u64(l, u->peak_gpu_device_bytes[i]);
 		put_lit(l, "}");
 	}
 	put_lit(l, "]");
 }
 
-/*
- * The context and pool part NVML gave at the unit's end (read, not traced), and the total it
- * makes with the API peak; both null, with the note saying why, when it was not read.
- */
-static void put_nvml(struct line *l, const struct um_unit_record *u, const struct gpu_nvml_unit *nv)
+/* NVML's context and pool part at the unit's end (read, not traced), where it was read. */
+static bool nvml_read(const struct um_unit_record *u, const struct gpu_nvml_unit *nv)
 {
-	const char *note;
-
-	if (u->gpu_seen && nv->state == GPU_NVML_READ) {
-		put_u64_member(l, UM_KEY_PEAK_GPU_TOTAL_BYTES, u->peak_gpu_bytes + nv->context_bytes);
-		put_u64_member(l, UM_KEY_GPU_CONTEXT_BYTES, nv->context_bytes);
-	} else {
-		put_lit(l, ", \"" UM_KEY_PEAK_GPU_TOTAL_BYTES "\": null, \"" UM_KEY_GPU_CONTEXT_BYTES
-			   "\": null");
-	}
-	/* the notes are plain text: no character JSON escapes */
-	put_lit(l, ", \"" UM_KEY_GPU_NVML "\": \"");
-	note = gpu_nvml_note(nv->state);
-	put_mem(l, note, strlen(note));
-	put_lit(l, "\"");
+	return u->gpu_seen && nv->state == GPU_NVML_READ;
 }
 
+static const char *status_text(const struct um_unit_record *u)
+{
+	return u->status == UM_UNIT_COMPLETE ? UM_STATUS_COMPLETE : UM_STATUS_INCOMPLETE;
+}
+
+static const char *incomplete_reason(const struct um_unit_record *u)
+{
+	return u->status == UM_UNIT_INCOMPLETE_EXEC ? "exec" : "exit";
+}
+
+/* The writer's side of the table's forms (common/unit_keys.h): known false writes null. */
+#define MEMBER(l, key, known, put)                    \
+	do {                                          \
+		put_key(l, key);                      \
+		if (known)                            \
+			put;                          \
+		else                                  \
+			put_lit(l, "null");           \
+	} while (0)
+#define MEMBER_U64(l, key, v, known)    MEMBER(l, key, known, put_u64(l, v))
+#define MEMBER_MICROS(l, key, v, known) MEMBER(l, key, known, put_fixed(l, v, 6))
+#define MEMBER_MILLIS(l, key, v, known) MEMBER(l, key, known, put_fixed(l, v, 3))
+#define MEMBER_JSON(l, key, v, known)   MEMBER(l, key, known, put_str(l, v))
+#define MEMBER_TEXT(l, key, v, known)   MEMBER(l, key, known, put_text(l, v))
+#define MEMBER_DEVICES(l, key, v, known) MEMBER(l, key, known, put_devices(l, v))
+#define MEMBER_TEXT_OR_ABSENT(l, key, v, known) \
+	do {                                    \
+		if (known)                      \
+			MEMBER_TEXT(l, key, v, true); \
+	} while (0)
+
 /*
- * One unit as a JSON object on one line. Formatted directly: a storm of tiny units must not
- * cost a JSON tree, or a printf, each (the spec strings are escaped once, by jansson, when the
- * record is made: run_record__new).
+ * One unit as a JSON object on one line, its members those of UM_UNIT_KEYS in its order.
+ * Formatted directly: a storm of tiny units must not cost a JSON tree, or a printf, each (the
+ * spec strings are escaped once, by jansson, when the record is made: run_record__new).
  */
 size_t um_unit_json(const struct um_unit_record *u, const struct gpu_nvml_unit *nv, size_t index,
 		    const char *spec_json, uint64_t t0_ns, char *buf, size_t len)
 {
-	uint64_t wall_ns = u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0;
-	uint64_t delta = u->peak_rss_bytes > u->start_rss_bytes ? u->peak_rss_bytes - u->start_rss_bytes : 0;
+	uint64_t wall_ns = um_since(u->end_ns, u->start_ns);
 	struct line l = { .buf = buf, .cap = len };
 
-	put_lit(&l, "{\"" UM_KEY_INDEX "\": ");
-	put_u64(&l, index);
-	put_lit(&l, ", \"" UM_KEY_SPEC "\": ");
-	put_str(&l, spec_json);
-	put_u64_member(&l, UM_KEY_PID, u->pid);
-	put_u64_member(&l, UM_KEY_START_NS, u->start_ns > t0_ns ? u->start_ns - t0_ns : 0);
-	put_lit(&l, ", \"" UM_KEY_WALL_S "\": ");
-	put_fixed(&l, round_us(wall_ns), 6);
-	put_lit(&l, ", \"" UM_KEY_CPU_S "\": ");
-	put_fixed(&l, round_us(u->cpu_ns), 6);
-	put_lit(&l, ", \"" UM_KEY_CPU_UTILISATION "\": ");
-	put_fixed(&l, utilisation_milli(u->cpu_ns, wall_ns), 3);
-	put_u64_member(&l, UM_KEY_PEAK_RSS_BYTES, u->peak_rss_bytes);
-	put_u64_member(&l, UM_KEY_PEAK_RSS_DELTA_BYTES, delta);
-	put_u64_member(&l, UM_KEY_START_RSS_BYTES, u->start_rss_bytes);
-	put_u64_member(&l, UM_KEY_N_SAMPLES, u->n_rss_changes);
-	put_u64_member(&l, UM_KEY_OUTPUT_BYTES, u->output_bytes);
-	if (u->tmp_output_bytes == UM_TMP_UNKNOWN)
-		put_lit(&l, ", \"" UM_KEY_TMP_OUTPUT_BYTES "\": null");
-	else
-		put_u64_member(&l, UM_KEY_TMP_OUTPUT_BYTES, u->tmp_output_bytes);
-	put_u64_member(&l, UM_KEY_PAGE_ALLOC_BYTES, u->page_alloc_bytes);
-	if (u->peak_charge_bytes == UM_CHARGE_UNKNOWN || u->start_charge_bytes == UM_CHARGE_UNKNOWN) {
-		put_lit(&l, ", \"" UM_KEY_START_CHARGE_BYTES "\": null");
-		put_lit(&l, ", \"" UM_KEY_PEAK_CHARGE_BYTES "\": null");
-	} else {
-		put_u64_member(&l, UM_KEY_START_CHARGE_BYTES, u->start_charge_bytes);
-		put_u64_member(&l, UM_KEY_PEAK_CHARGE_BYTES, u->peak_charge_bytes);
-	}
-	put_gpu(&l, u);
-	put_nvml(&l, u, nv);
-	put_u64_member(&l, UM_KEY_PROCESSES, u->processes);
-	put_u64_member(&l, UM_KEY_THREADS, u->threads);
-	put_lit(&l, ", \"" UM_KEY_STATUS "\": ");
-	if (u->status == UM_UNIT_COMPLETE)
-		put_lit(&l, "\"" UM_STATUS_COMPLETE "\"}");
-	else if (u->status == UM_UNIT_INCOMPLETE_EXEC)
-		put_lit(&l, "\"" UM_STATUS_INCOMPLETE "\", \"" UM_KEY_INCOMPLETE_REASON
-			    "\": \"exec\"}");
-	else
-		put_lit(&l, "\"" UM_STATUS_INCOMPLETE "\", \"" UM_KEY_INCOMPLETE_REASON
-			    "\": \"exit\"}");
+	put_lit(&l, "{");
+#define UNIT_MEMBER(field, key, form, value, known, max, read) MEMBER_##form(&l, key, value, known);
+	UM_UNIT_KEYS(UNIT_MEMBER)
+#undef UNIT_MEMBER
+	put_lit(&l, "}");
 	return l.len;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "common/manifest_keys.h"
 #include "common/fileio.h"
 #include "trace/arm_cpu.h"
 #include "trace/hw.h"
@@ -357,33 +358,33 @@ json_t *hw_capture(const char *root)
 		hw_parse_meminfo_bytes(meminfo, "MemTotal", &total);
 		hw_parse_meminfo_bytes(meminfo, "MemAvailable", &avail);
 	}
-	json_object_set_new(hw, "cpu_model", string_or_null(model));
-	json_object_set_new(hw, "architecture", string_or_null(have_uname ? u.machine : NULL));
-	json_object_set_new(hw, "physical_cores", int_or_null(hw_physical_cores(root)));
-	json_object_set_new(hw, "logical_cores", int_or_null(hw_logical_cores(root)));
+	json_object_set_new(hw, UM_HW_CPU_MODEL, string_or_null(model));
+	json_object_set_new(hw, UM_HW_ARCHITECTURE, string_or_null(have_uname ? u.machine : NULL));
+	json_object_set_new(hw, UM_HW_PHYSICAL_CORES, int_or_null(hw_physical_cores(root)));
+	json_object_set_new(hw, UM_HW_LOGICAL_CORES, int_or_null(hw_logical_cores(root)));
 	/* the seed rounds the MHz to one decimal */
-	json_object_set_new(hw, "cpu_freq_mhz",
+	json_object_set_new(hw, UM_HW_CPU_FREQ_MHZ,
 			    mhz > 0 ? json_real((double)(long long)(mhz * 10 + 0.5) / 10) : json_null());
-	json_object_set_new(hw, "total_memory_bytes", int_or_null(total));
-	json_object_set_new(hw, "available_memory_bytes", int_or_null(avail));
-	json_object_set_new(hw, "hostname", string_or_null(have_uname ? u.nodename : NULL));
+	json_object_set_new(hw, UM_HW_TOTAL_MEMORY_BYTES, int_or_null(total));
+	json_object_set_new(hw, UM_HW_AVAILABLE_MEMORY_BYTES, int_or_null(avail));
+	json_object_set_new(hw, UM_HW_HOSTNAME, string_or_null(have_uname ? u.nodename : NULL));
 	/* as Python's platform.platform() writes it on Linux */
 	if (have_uname) {
 		snprintf(platform, sizeof(platform), "%s-%s-%s-with-glibc%s", u.sysname, u.release,
 			 u.machine, gnu_get_libc_version());
-		json_object_set_new(hw, "platform", json_string(platform));
+		json_object_set_new(hw, UM_HW_PLATFORM, json_string(platform));
 	} else {
-		json_object_set_new(hw, "platform", json_null());
+		json_object_set_new(hw, UM_HW_PLATFORM, json_null());
 	}
-	json_object_set_new(hw, "system", string_or_null(have_uname ? u.sysname : NULL));
+	json_object_set_new(hw, UM_HW_SYSTEM, string_or_null(have_uname ? u.sysname : NULL));
 	/* filled from the traced target, when there is one and it is CPython */
-	json_object_set_new(hw, "python_version", json_null());
-	json_object_set_new(hw, "blas", json_array());
-	json_object_set_new(hw, "thread_env", hw_thread_env(NULL));
-	json_object_set_new(hw, "kernel_release", string_or_null(have_uname ? u.release : NULL));
+	json_object_set_new(hw, UM_HW_PYTHON_VERSION, json_null());
+	json_object_set_new(hw, UM_HW_BLAS, json_array());
+	json_object_set_new(hw, UM_HW_THREAD_ENV, hw_thread_env(NULL));
+	json_object_set_new(hw, UM_HW_KERNEL_RELEASE, string_or_null(have_uname ? u.release : NULL));
 	snprintf(btf_path, sizeof(btf_path), "%s/sys/kernel/btf/vmlinux", root);
-	json_object_set_new(hw, "btf", json_boolean(access(btf_path, R_OK) == 0));
-	json_object_set_new(hw, "gpus", gpus(root));
+	json_object_set_new(hw, UM_HW_BTF, json_boolean(access(btf_path, R_OK) == 0));
+	json_object_set_new(hw, UM_HW_GPUS, gpus(root));
 	free(model);
 	free(cpuinfo);
 	free(meminfo);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "trace/nvml.h"
 
 /*
@@ -204,8 +205,8 @@ json_t *nvml__devices(struct nvml *n)
 			return NULL;
 		}
 		name[sizeof(name) - 1] = '\0';
-		json_array_append_new(list, json_pack("{s:I, s:s, s:I}", "index", (json_int_t)i,
-						      "name", name, "memory_total_bytes",
+		json_array_append_new(list, json_pack("{s:I, s:s, s:I}", UM_HW_GPU_INDEX, (json_int_t)i,
+						      UM_HW_GPU_NAME, name, UM_HW_GPU_MEMORY_TOTAL_BYTES,
 						      (json_int_t)mem.total));
 	}
 	return list;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "common/manifest_keys.h"
 #include "trace/launch.h"
 #include "common/log.h"
 #include "trace/python.h"
@@ -433,10 +434,10 @@ json_t *python_units__facts(const struct python_units *pu)
 	}
 	if (!version && pu->interpreter_version[0])
 		version = pu->interpreter_version;
-	json_object_set_new(facts, "python_version", version ? json_string(version) : json_null());
-	json_object_set_new(facts, "blas", blas);
+	json_object_set_new(facts, UM_HW_PYTHON_VERSION, version ? json_string(version) : json_null());
+	json_object_set_new(facts, UM_HW_BLAS, blas);
 	if (json_is_object(first_env))
-		json_object_set(facts, "thread_env", first_env);
+		json_object_set(facts, UM_HW_THREAD_ENV, first_env);
 	json_decref(all_facts);
 	return facts;
 }
@@ -595,9 +596,10 @@ static json_t *verdict_json(const struct unit_spec *spec, size_t units, const st
 		snprintf(message, sizeof(message), "--unit %s matched no function that the Python "
 			 "processes of %s defined or imported%s%s", spec->text,
 			 program ? program : "the command", near[0] ? "; closest: " : "", near);
-	return json_pack("{s:s, s:I, s:s, s:s?, s:o, s:s?}", "spec", spec->text,
-			 "units", (json_int_t)units, "status", status, "defined_in", v->defined_in,
-			 "closest", closest, "message", message[0] ? message : NULL);
+	return json_pack("{s:s, s:I, s:s, s:s?, s:o, s:s?}", UM_VERDICT_SPEC, spec->text,
+			 UM_VERDICT_UNITS, (json_int_t)units, UM_VERDICT_STATUS, status,
+			 UM_VERDICT_DEFINED_IN, v->defined_in, UM_VERDICT_CLOSEST, closest,
+			 UM_VERDICT_MESSAGE, message[0] ? message : NULL);
 }
 
 json_t *python_units__verdicts(const struct python_units *pu, const struct unit_spec *specs,
@@ -631,8 +633,8 @@ size_t python_units__say(const json_t *verdicts)
 	json_t *v;
 
 	json_array_foreach(verdicts, i, v) {
-		const char *status = json_string_value(json_object_get(v, "status"));
-		const char *message = json_string_value(json_object_get(v, "message"));
+		const char *status = json_string_value(json_object_get(v, UM_VERDICT_STATUS));
+		const char *message = json_string_value(json_object_get(v, UM_VERDICT_MESSAGE));
 
 		if (!message)
 			continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The memory timeline: fine buckets merged into a bounded one (see timeline.h). */
 #include <string.h>
+#include "common/manifest_keys.h"
 #include "trace/timeline.h"
 
 void memory_timeline__init(struct memory_timeline *t, uint64_t start_ns)
@@ -218,10 +219,12 @@ json_t *memory_timeline__json(const struct memory_timeline *t, uint64_t origin_n
 		charge_min = json_null();
 		charge_max = json_null();
 	}
-	o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I}", "start_ns",
-		      (json_int_t)((int64_t)t->start_ns - (int64_t)origin_ns), "bucket_ns",
-		      (json_int_t)(1ULL << t->shift), "buckets", (json_int_t)n, "rss_min_bytes", rss_min,
-		      "rss_max_bytes", rss_max, "charge_min_bytes", charge_min, "charge_max_bytes",
-		      charge_max, "overruns", (json_int_t)t->overruns);
+	o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I}", UM_TIMELINE_START_NS,
+		      (json_int_t)((int64_t)t->start_ns - (int64_t)origin_ns),
+		      UM_TIMELINE_BUCKET_NS, (json_int_t)(1ULL << t->shift), UM_TIMELINE_BUCKETS,
+		      (json_int_t)n, UM_TIMELINE_RSS_MIN_BYTES, rss_min, UM_TIMELINE_RSS_MAX_BYTES,
+		      rss_max, UM_TIMELINE_CHARGE_MIN_BYTES, charge_min,
+		      UM_TIMELINE_CHARGE_MAX_BYTES, charge_max, UM_TIMELINE_OVERRUNS,
+		      (json_int_t)t->overruns);
 	return o;
 }
