@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "common/clock.h"
@@ -42,6 +42,12 @@ int task_runtime_ns(pid_t pid, pid_t tid, __u64 *ns)
 
 #define PIDFD_THREAD O_EXCL /* linux/pidfd.h, 6.9: a pidfd for one thread, not its group */
 
+/* The system call itself: glibc's wrapper is 2.36's, newer than the portable build's floor. */
+static int pidfd_of(pid_t pid, unsigned int flags)
+{
+	return (int)syscall(__NR_pidfd_open, pid, flags);
+}
+
 /*
  * Put the kernel's tracked mark (tracked_tasks, task storage keyed by a pidfd) on one thread;
  * threads forked later get it in BPF. A thread without it would be skipped by the per-fault
@@ -55,9 +61,9 @@ static int mark_tracked(struct tracer *t, pid_t tid)
 	/* no task storage (the baseline build): the threads map is the mark */
 	if (!kernel_build_has_bpf_of_5_17(t->kernel.build))
 		return 0;
-	fd = pidfd_open(tid, PIDFD_THREAD);
+	fd = pidfd_of(tid, PIDFD_THREAD);
 	if (fd < 0)
-		fd = pidfd_open(tid, 0); /* before 6.9: a thread-group leader only */
+		fd = pidfd_of(tid, 0); /* before 6.9: a thread-group leader only */
 	if (fd < 0)
 		return -errno;
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked_tasks), &fd, &mark, BPF_ANY))
