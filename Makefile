@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # unitmeter: `make` builds, `make test`, `make demo`, `make bench`, `make deps`, `make install`,
-# `make deb`.
+# `make deb`, `make dist` (the portable tarballs).
 # V=1 shows the commands; SAN=1 builds user code with AddressSanitizer + UBSan into .output-san/.
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -28,9 +28,19 @@ endif
 # the SPANK plugin (make ARCH=arm64 spank: SLURM's headers are in the sysroot).
 # override: a package build for another architecture (make deb DEB_ARCH=arm64) gets
 # CC=aarch64-linux-gnu-gcc and its kin from debhelper; this build is clang's, whatever is passed.
-ifneq ($(ARCH),$(HOST_ARCH))
+# PORTABLE=1 (what make dist runs): the same cross build for either architecture, against the
+# oldest glibc Debian's mirror serves, libbpf, libelf, zlib, jansson, simdjson and the C++
+# runtime linked in (tools/dist/sysroot.sh), into .output-dist-ARCH.
+ifeq ($(PORTABLE),1)
+CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
+SYSROOT := $(shell tools/dist/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
+CROSS_OUTPUT := $(OUTPUT)-dist-$(ARCH)
+else ifneq ($(ARCH),$(HOST_ARCH))
 CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
+CROSS_OUTPUT := $(OUTPUT)-$(ARCH)
+endif
+ifdef CROSS_TRIPLE
 # -fuse-ld on every command (some rules compile and link in one): unused when only compiling.
 # --as-needed as Debian's gcc links by default: a library nothing calls is not a dependency
 # (the arm64 package does not depend on zlib1g, which the amd64 one does not either).
@@ -39,7 +49,7 @@ CROSS_FLAGS := --target=$(CROSS_TRIPLE) --sysroot=$(SYSROOT) -fuse-ld=lld -Wl,--
 override CC := clang $(CROSS_FLAGS)
 override CXX := clang++ $(CROSS_FLAGS)
 override STRIP := llvm-strip
-OUTPUT := $(OUTPUT)-$(ARCH)
+OUTPUT := $(CROSS_OUTPUT)
 endif
 
 ifeq ($(V),1)
@@ -69,6 +79,13 @@ LDFLAGS += $(SANFLAGS)
 CXXFLAGS ?= -g -O2
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -MMD -MP -Iuser $(SANFLAGS)
 LDLIBS := -lbpf -lelf -lz -ljansson -lsimdjson -lstdc++ -lm -pthread
+ifeq ($(PORTABLE),1)
+PORTABLE_CFLAGS := -include tools/dist/glibc-floor.h
+CFLAGS += $(PORTABLE_CFLAGS)
+# every library but the C library's own linked in; dlopen (NVML) is libdl's before glibc 2.34
+LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz -ljansson -lsimdjson -lstdc++ -Wl,-Bdynamic -static-libgcc \
+	-lm -ldl -pthread
+endif
 
 # maps.bpf.c first: libbpf's linker resolves the others' extern maps only to an earlier definition.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
@@ -217,14 +234,16 @@ $(OUTPUT)/unitmeter: $(OUTPUT)/user/commands/main.o $(USER_OBJS)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # SLURM's spank.h; the plugin's symbols are resolved in the SLURM process that loads it.
+# SLURM_PREFIX=DIR: a site's SLURM (DIR/include/slurm/spank.h) rather than the distribution's;
+# SLURM loads only a plugin built against its own release's headers.
 .PHONY: spank
 spank: $(SPANK)
 
 $(SPANK): spank/unitmeter_spank.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -g -O2 $(PKG_CFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror \
-		-shared -fPIC $< -o $@ $(PKG_LDFLAGS)
+	$(Q)$(CC) -std=gnu11 -g -O2 $(PKG_CFLAGS) $(CPPFLAGS) $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include) \
+		-D_GNU_SOURCE -Wall -Wextra -Werror -shared -fPIC $< -o $@ $(PKG_LDFLAGS)
 
 # Tests link the user objects (pure functions are tested directly) and run the binary.
 $(OUTPUT)/tests/%.o: tests/%.c | $(OUTPUT)/tests $(SKELS)
@@ -284,7 +303,67 @@ $(OUTPUT)/workloads/units-stripped: $(OUTPUT)/workloads/units
 
 $(DEMO): tools/demo/fit_demo.c | $(OUTPUT)/demo
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -lm
+	$(Q)$(CC) $(PORTABLE_CFLAGS) -std=gnu11 -g -O2 -Wall -Wextra -Werror $< -o $@ -lm
+
+# --- make dist: the portable tarballs ------------------------------------------------------
+# One self-contained unitmeter per architecture for every glibc distribution from RHEL 8 (glibc
+# 2.28) on: a sub-make with PORTABLE=1 builds it (the cross build against tools/dist/sysroot.sh),
+# installs it into a staging tree as make install lays it out (PREFIX empty: bin/, lib/unitmeter/,
+# share/) with the demo, the SPANK plugin's source and install.sh, checks every binary with
+# tools/dist/glibc-floor.sh, and packs dist/unitmeter-VERSION-MACHINE-linux.tar.gz.
+UM_VERSION := $(shell sed -n 's/^\#define UM_VERSION "\(.*\)"/\1/p' user/common/version.h)
+DIST_ARCHES ?= x86 arm64
+DIST_NAME := unitmeter-$(UM_VERSION)-$(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux
+# the tarball's times: the last commit's, so the same tree packs the same bytes
+DIST_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+.PHONY: dist dist-tarball
+dist: build-deps
+	$(call install_missing,clang lld llvm)
+	$(Q)for a in $(DIST_ARCHES); do $(MAKE) --no-print-directory PORTABLE=1 ARCH=$$a dist-tarball || exit 1; done
+
+# Where the tarballs are proven (as root; minutes): the SPANK plugin built from the tarball's
+# source against Debian's two SLURM releases; the x86-64 tarball in fresh roots of Debian 11, 12
+# and 13 on this machine's kernel; the arm64 one in a guest of Debian 12's arm64 kernel.
+DIST_TEST_RELEASES ?= bullseye bookworm trixie
+DIST_ARM64_KERNEL ?= 6.12.118+deb12-arm64
+.PHONY: dist-test
+dist-test: dist
+	@# the check itself fails where it should: this machine's dynamic build asks a newer glibc
+	@$(MAKE) --no-print-directory unitmeter
+	@! tools/dist/glibc-floor.sh .output/unitmeter >/dev/null 2>&1 || \
+		{ echo "dist-test: glibc-floor.sh passed the dynamic build, which asks glibc 2.34+"; exit 1; }
+	@tools/dist/spank-releases.sh dist/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz
+	@for r in $(DIST_TEST_RELEASES); do \
+		FRESH_ROOT_COPY=$(abspath dist/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz) \
+		tools/vm/fresh-root.sh $$r "tests/dist/tarball-in-root.sh /root/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz" \
+		|| exit 1; done
+	@$(if $(filter arm64,$(DIST_ARCHES)),$(MAKE) --no-print-directory vm-deps && \
+		tests/dist/tarball-guest.sh dist/unitmeter-$(UM_VERSION)-aarch64-linux.tar.gz $(DIST_ARM64_KERNEL),true)
+
+ifeq ($(PORTABLE),1)
+DIST_STAGE := $(OUTPUT)/stage/$(DIST_NAME)
+dist-tarball: programs $(OUTPUT)/unitmeter.1.gz $(DEMO)
+	$(call msg,DIST,dist/$(DIST_NAME).tar.gz)
+	$(Q)rm -rf $(OUTPUT)/stage
+	$(Q)$(MAKE) --no-print-directory PORTABLE=1 ARCH=$(ARCH) install PREFIX= \
+		DESTDIR=$(abspath $(DIST_STAGE)) INSTALL_SPANK=0 Q=@ msg=
+	$(Q)$(INSTALL) -d $(DIST_STAGE)/share/unitmeter/demo $(DIST_STAGE)/share/unitmeter/spank
+	$(Q)$(INSTALL) -m 755 $(DEMO) tools/demo/run-demo.sh tools/demo/run-demo-python.sh \
+		$(DIST_STAGE)/share/unitmeter/demo/
+	$(Q)$(INSTALL) -m 644 tools/demo/fit_gmm.py $(DIST_STAGE)/share/unitmeter/demo/
+	$(Q)$(INSTALL) -m 644 spank/unitmeter_spank.c $(DIST_STAGE)/share/unitmeter/spank/
+	$(Q)$(INSTALL) -m 644 tools/dist/spank.mk $(DIST_STAGE)/share/unitmeter/spank/Makefile
+	$(Q)$(INSTALL) -m 755 tools/dist/install.sh $(DIST_STAGE)/install.sh
+	$(Q)$(STRIP) --strip-unneeded $(DIST_STAGE)/bin/unitmeter \
+		$(DIST_STAGE)/lib/unitmeter/libunitmeter_marker.so
+	$(Q)# the demo keeps its symbol table: its units are found by name
+	$(Q)$(STRIP) --strip-debug $(DIST_STAGE)/share/unitmeter/demo/fit_demo
+	$(Q)tools/dist/glibc-floor.sh $(DIST_STAGE)/bin/unitmeter \
+		$(DIST_STAGE)/lib/unitmeter/libunitmeter_marker.so $(DIST_STAGE)/share/unitmeter/demo/fit_demo
+	$(Q)mkdir -p dist
+	$(Q)tar -C $(OUTPUT)/stage --owner=0 --group=0 --numeric-owner --sort=name \
+		--mtime=@$(DIST_EPOCH) -czf dist/$(DIST_NAME).tar.gz $(DIST_NAME)
+endif
 
 # --- make install [PREFIX=/usr/local] [DESTDIR=] ---------------------------------------------
 # unitmeter finds the marker library and the Python bootstrap relative to its own binary
