@@ -10,15 +10,18 @@
 # the releases' kernels); what this proves is the userland: the release's compiler, libraries,
 # Python and SLURM, and that nothing is taken from a machine that happened to have it.
 #
-# usage: fresh-root.sh RELEASE [COMMAND]    RELEASE: bookworm (12) or trixie (13);
+# usage: fresh-root.sh RELEASE [COMMAND]    RELEASE: bookworm (12) or trixie (13); bullseye (11)
+#                                           for the portable tarball (make dist), whose glibc is
+#                                           the oldest the mirror has
 #                                           COMMAND run in the tree (default: make demo && make test)
-# Environment: UNITMETER_VM_CACHE (default /var/tmp/unitmeter-vm), FRESH_ROOT_KEEP=1 keeps the copy.
+# Environment: UNITMETER_VM_CACHE (default /var/tmp/unitmeter-vm), FRESH_ROOT_KEEP=1 keeps the copy,
+# FRESH_ROOT_COPY="FILE..." copies those files into the root's /root (a tarball to try there).
 set -euo pipefail
 
-release=${1:?usage: fresh-root.sh bookworm|trixie [COMMAND]}
+release=${1:?usage: fresh-root.sh bookworm|trixie|bullseye [COMMAND]}
 command=${2:-make demo && make test}
-case $release in bookworm | trixie) ;; *)
-	echo "fresh-root: RELEASE is bookworm or trixie, not '$release'" >&2
+case $release in bookworm | trixie | bullseye) ;; *)
+	echo "fresh-root: RELEASE is bookworm, trixie or bullseye, not '$release'" >&2
 	exit 2
 	;;
 esac
@@ -68,6 +71,7 @@ mkdir -p "$root/root/unitmeter"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 	tar --null -T - -cf -) | tar -C "$root/root/unitmeter" -xf -
+for f in ${FRESH_ROOT_COPY:-}; do cp "$f" "$root/root/"; done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 # /sys and /dev with the mounts below them (the cgroup hierarchies, tracefs where this machine
