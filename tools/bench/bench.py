@@ -13,6 +13,7 @@ they fail loudly on a crash or a lost event.
 Prints a Markdown report and writes it to .output/bench/report.md.
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -75,10 +76,10 @@ def run_none(cmd):
     return {"wall_s": wall, "truth": last_json(proc.stdout)}
 
 
-def run_unitmeter(cmd, units=(), env=None):
+def run_unitmeter(cmd, units=(), env=None, binary=None):
     with tempfile.TemporaryDirectory() as tmp:
         manifest = os.path.join(tmp, "run.json")
-        args = [UNITMETER, "run", "-q", "-o", manifest]
+        args = [binary or UNITMETER, "run", "-q", "-o", manifest]
         for spec in units:
             args += ["--unit", spec]
         wall, proc = timed(args + ["--"] + cmd, env=env)
@@ -508,6 +509,51 @@ def fixed_cost(report, quick):
     report.append("")
 
 
+def portable(report, quick):
+    """The portable build (make dist) beside this one: its fixed cost on the fixed-cost table's
+    command with one unit, runs interleaved half a second apart, and its size against the
+    dynamic build's (both stripped) and against the Debian package's where make deb made one."""
+    machine = "aarch64" if os.uname().machine == "aarch64" else "x86_64"
+    tarballs = sorted(glob.glob(os.path.join(TOP, "dist", "unitmeter-*-%s-linux.tar.gz" % machine)))
+    report.append("## The portable build\n")
+    if not tarballs:
+        report.append("Not measured: no tarball in dist/ (`make dist` first).\n")
+        return
+    n = 5 if quick else 11
+    noop = w("noop")
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+        subprocess.run(["tar", "-xzf", tarballs[-1], "-C", tmp], check=True)
+        dist = glob.glob(os.path.join(tmp, "unitmeter-*", "bin", "unitmeter"))[0]
+        stripped = os.path.join(tmp, "unitmeter-dynamic")
+        subprocess.run(["strip", "-o", stripped, UNITMETER], check=True)
+        walls = {"bare": [], "dynamic": [], "portable": []}
+        for _ in range(n):
+            walls["bare"].append(run_none(noop)["wall_s"])
+            for k, binary in (("dynamic", UNITMETER), ("portable", dist)):
+                time.sleep(0.5)
+                r = run_unitmeter(noop, units=("fit_unit",), binary=binary)
+                walls[k].append(r["wall_s"])
+        bare = statistics.median(walls["bare"])
+        added = {k: 1000 * (statistics.median(walls[k]) - bare) for k in ("dynamic", "portable")}
+        sizes = {"dynamic": os.path.getsize(stripped), "portable": os.path.getsize(dist)}
+    debs = sorted(glob.glob(os.path.join(OUT, "deb", "unitmeter_*_%s.deb"
+                                         % ("arm64" if machine == "aarch64" else "amd64"))))
+    report.append("`%s` (every library but glibc's linked in) against this build (`make`, dynamic), "
+                  "one unit on `noop`, medians of %d interleaved runs half a second apart, less "
+                  "`noop` alone:\n" % (os.path.basename(tarballs[-1]), n))
+    report.append("| | dynamic | portable | ratio | bound |")
+    report.append("|---|---|---|---|---|")
+    report.append("| added wall (start-up + tear-down) | %.0f ms | %.0f ms | %.2fx | 1.1x |"
+                  % (added["dynamic"], added["portable"], added["portable"] / added["dynamic"]))
+    report.append("| the binary, stripped | %.2f MB | %.2f MB | %.2fx | 2x |"
+                  % (sizes["dynamic"] / 1e6, sizes["portable"] / 1e6, sizes["portable"] / sizes["dynamic"]))
+    if debs:
+        report.append("| the package / the tarball | %.2f MB | %.2f MB | %.2fx | - |"
+                      % (os.path.getsize(debs[-1]) / 1e6, os.path.getsize(tarballs[-1]) / 1e6,
+                         os.path.getsize(tarballs[-1]) / os.path.getsize(debs[-1])))
+    report.append("")
+
+
 def report_speed(report, quick):
     """unitmeter report on a units stream of 100,000 units (the issue's bound: under 2 s and
     5 MB), and on the demo's manifest with its timeline: wall time and page size."""
@@ -736,8 +782,8 @@ def projection_holds(report, quick):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset in under two minutes")
-    sections = {f.__name__: f for f in (accuracy, overhead, fixed_cost, report_speed, own_cost,
-                                         neighbours, projection_holds)}
+    sections = {f.__name__: f for f in (accuracy, overhead, fixed_cost, portable, report_speed,
+                                         own_cost, neighbours, projection_holds)}
     parser.add_argument("--only", choices=sorted(sections), action="append",
                         help="run this section alone (repeatable): a change's own figures")
     args = parser.parse_args()
