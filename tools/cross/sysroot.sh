@@ -33,6 +33,7 @@ if [ -f "$root/.complete" ] && [ "$(cat "$root/.complete")" = "$want" ]; then
 	exit 0
 fi
 . "$(dirname "$0")/../vm/apt-private.sh"
+. "$(dirname "$0")/sysroot-finish.sh"
 apt_private "$cache" "$arch"
 debs=$cache/debs-$arch
 # emptied first: the database below takes every .deb here, so one version of each package
@@ -62,15 +63,4 @@ for deb in "$debs"/*.deb; do
 	# the paths as they are in the sysroot once it is in place
 	dpkg-deb --fsys-tarfile "$deb" | tar -t | sed "s|^\./|$root/|; s|/\$||" >"$db/info/$pkg.list"
 done
-# absolute links (a -dev package's libfoo.so -> /lib/...) would point into this machine: made
-# relative, so they resolve inside the sysroot
-find "$root.partial" -type l -lname '/*' | while read -r link; do
-	rel=${link#"$root.partial"}
-	ln -sfn "$(realpath -sm --relative-to="$(dirname "$rel")" "$(readlink "$link")")" "$link"
-done
-echo "$want" >"$root.partial/.complete"
-rm -rf "$root.old"
-[ ! -d "$root" ] || mv "$root" "$root.old"
-mv "$root.partial" "$root"
-rm -rf "$root.old"
-echo "$root"
+sysroot_finish "$root" "$want"

@@ -39,6 +39,7 @@ if [ -f "$root/.complete" ] && [ "$(cat "$root/.complete")" = "$want" ]; then
 	exit 0
 fi
 . "$(dirname "$0")/../vm/apt-private.sh"
+. "$(dirname "$0")/../cross/sysroot-finish.sh"
 apt_private "$cache" "$arch" >&2
 debs=$cache/dist-debs-$arch
 rm -rf "$debs" "$root.partial"
@@ -49,30 +50,10 @@ mkdir -p "$debs" "$root.partial"
 for deb in "$debs"/*.deb; do
 	dpkg-deb -x "$deb" "$root.partial"
 done
-# absolute links (a -dev package's libfoo.so -> /lib/...) would point into this machine
-find "$root.partial" -type l -lname '/*' | while read -r link; do
-	rel=${link#"$root.partial"}
-	ln -sfn "$(realpath -sm --relative-to="$(dirname "$rel")" "$(readlink "$link")")" "$link"
-done
 
-# the two source packages, hash-checked by apt against the suite's Sources index: the private
-# state gets deb-src lines for them
-src_state=$cache/apt-src
-mkdir -p "$src_state/lists/partial" "$cache/dist-src"
-sed -n 's/^deb \(\[[^]]*\] [^ ]*\) \(bookworm\|trixie\) main.*/deb-src \1 \2 main/p' \
-	"$cache/apt/sources.list" >"$src_state/sources.list.$$"
-# lists read for other sources are read again
-if ! cmp -s "$src_state/sources.list.$$" "$src_state/sources.list"; then
-	mv "$src_state/sources.list.$$" "$src_state/sources.list"
-	rm -f "$src_state/lists/"*_Sources*
-else
-	rm -f "$src_state/sources.list.$$"
-fi
-src_opts=(-o Dir::Etc::SourceList="$src_state/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$src_state/lists" -o APT::Sandbox::User=root)
-if ! find "$src_state/lists" -maxdepth 1 -name '*_Sources*' -mmin -1440 | grep -q .; then
-	apt-get "${src_opts[@]}" update -qq >/dev/null
-fi
+# the two source packages, hash-checked by apt against the suites' Sources indexes
+apt_private_src "$cache"
+mkdir -p "$cache/dist-src"
 (cd "$cache/dist-src" && apt-get "${src_opts[@]}" source --download-only -qq \
 	"libbpf=$libbpf_version" "simdjson=$simdjson_version" >/dev/null)
 cc=(clang --target=$triple --sysroot="$root.partial" -Wno-unused-command-line-argument)
@@ -97,9 +78,4 @@ cp "$src/simdjson/singleheader/simdjson.h" "$root.partial/usr/include/"
 llvm-ar rcs "$root.partial/usr/lib/$triple/libsimdjson.a" "$src/simdjson.o"
 rm -rf "$src"
 
-echo "$want" >"$root.partial/.complete"
-rm -rf "$root.old"
-[ ! -d "$root" ] || mv "$root" "$root.old"
-mv "$root.partial" "$root"
-rm -rf "$root.old"
-echo "$root"
+sysroot_finish "$root" "$want"

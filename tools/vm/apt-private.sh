@@ -12,11 +12,15 @@ mirror_uris() {
 		/etc/apt/sources.list 2>/dev/null || true
 }
 
+# The mirror's main archive: the first URI that is Debian's and not its security archive.
+mirror_main_uri() {
+	mirror_uris | tr ' ' '\n' | sort -u | grep -v -- '-security' | grep -E '/debian/?$' | head -1 || true
+}
+
 apt_private() {
-	local cache=$1 arch=$2 uris main_uri security_uri state keyring suite
-	uris=$(mirror_uris | tr ' ' '\n' | sort -u)
-	main_uri=$(echo "$uris" | grep -v -- '-security' | grep -E '/debian/?$' | head -1 || true)
-	security_uri=$(echo "$uris" | grep -- '-security' | head -1 || true)
+	local cache=$1 arch=$2 main_uri security_uri state keyring suite
+	main_uri=$(mirror_main_uri)
+	security_uri=$(mirror_uris | tr ' ' '\n' | sort -u | grep -- '-security' | head -1 || true)
 	if [ -z "$main_uri" ]; then
 		echo "apt-private: no Debian mirror in /etc/apt (sources.list or sources.list.d/*.sources)" >&2
 		return 1
@@ -37,18 +41,41 @@ apt_private() {
 			done
 		fi
 	} >"$state/sources.list.$$"
-	# lists read for other sources (an older cache) are read again
-	if ! cmp -s "$state/sources.list.$$" "$state/sources.list"; then
-		mv "$state/sources.list.$$" "$state/sources.list"
-		rm -f "$state/lists/"*_Packages*
-	else
-		rm -f "$state/sources.list.$$"
-	fi
 	apt_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root
 		-o APT::Architectures::=amd64 -o APT::Architectures::="$arch")
-	# Package lists older than a day are read again; a fresh cache reads them once.
-	if ! find "$state/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | grep -q .; then
-		apt-get "${apt_opts[@]}" update -qq >/dev/null
+	apt_state_refresh "$state" Packages "${apt_opts[@]}"
+}
+
+# The source packages of Debian 12 and 13 (apt-get source --download-only, hash-checked against
+# the suites' Sources): a state of its own. Sets src_opts. usage: apt_private_src CACHE
+apt_private_src() {
+	local cache=$1 state=$1/apt-src main_uri suite
+	main_uri=$(mirror_main_uri)
+	[ -n "$main_uri" ] || { echo "apt-private: no Debian mirror in /etc/apt" >&2; return 1; }
+	mkdir -p "$state/lists/partial"
+	for suite in bookworm trixie; do
+		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $main_uri $suite main"
+	done >"$state/sources.list.$$"
+	src_opts=(-o Dir::Etc::SourceList="$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root)
+	apt_state_refresh "$state" Sources "${src_opts[@]}"
+}
+
+# STATE/sources.list.$$ made the state's list: lists read for other sources (an older cache)
+# are read again, and lists older than a day too; a fresh cache reads them once.
+# usage: apt_state_refresh STATE Packages|Sources APT_OPTION...
+apt_state_refresh() {
+	local state=$1 kind=$2
+	shift 2
+	if ! cmp -s "$state/sources.list.$$" "$state/sources.list"; then
+		mv "$state/sources.list.$$" "$state/sources.list"
+		rm -f "$state/lists/"*_"$kind"*
+	else
+		rm -f "$state/sources.list.$$"
+	fi
+	if ! find "$state/lists" -maxdepth 1 -name "*_${kind}*" -mmin -1440 2>/dev/null | grep -q .; then
+		apt-get "$@" update -qq >/dev/null
 	fi
 }
+
