@@ -315,7 +315,7 @@ UM_VERSION := $(shell sed -n 's/^\#define UM_VERSION "\(.*\)"/\1/p' user/common/
 DIST_ARCHES ?= x86 arm64
 DIST_NAME := unitmeter-$(UM_VERSION)-$(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux
 # the tarball's times: the last commit's, so the same tree packs the same bytes
-DIST_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+DIST_EPOCH = $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 .PHONY: dist dist-tarball
 dist: build-deps
 	$(call install_missing,clang lld llvm)
