@@ -14,6 +14,9 @@
 #define UM_COMM_LEN 16
 /* Unit specs one run may carry; the cookie of each uprobe is its index. */
 #define UM_MAX_SPECS 32
+/* A unit entry probe's cookie whose low half is this takes the spec index from the probed
+ * function's first argument: the Python markers' begin function (bpf/units.bpf.c, unit_enter). */
+#define UM_SPEC_FROM_ARG 0xffffffffU
 /* Longest --unit SPEC text: a path and a (possibly mangled) symbol name. */
 #define UM_SPEC_TEXT_MAX 8192
 /*

@@ -4,8 +4,9 @@
  * uretprobe on its return. Only the outermost call opens a unit; the same return program serves
  * every spec. The entry program learns the spec's index from the attach cookie (unit_enter) or,
  * on kernels without cookies (the baseline build), from which of the unit_enter_N programs runs;
- * for interpreted code the begin marker's first argument is the index (unit_enter_marker), and
- * the end marker's entry takes the return program.
+ * for interpreted code the begin marker's first argument is the index (unit_enter again, its
+ * cookie saying so; unit_enter_marker without cookies), and the end marker's entry takes the
+ * return program.
  */
 #include "model.bpf.h"
 #include "charge.bpf.h"
@@ -648,13 +649,21 @@ __noinline int unit_entry(__u32 spec, __u32 group)
 	return 0;
 }
 
-/* the spec's index: the cookie's low half */
+/*
+ * The spec's index: the cookie's low half, or for the Python markers (UM_SPEC_FROM_ARG there)
+ * the begin marker's first argument. One program for both: one verification fewer at load.
+ */
 SEC("uprobe")
 int BPF_KPROBE(unit_enter)
 {
-	return unit_entry((__u32)bpf_get_attach_cookie(ctx), um_probe_group(ctx));
+	__u32 spec = (__u32)bpf_get_attach_cookie(ctx);
+
+	if (spec == UM_SPEC_FROM_ARG)
+		spec = (__u32)PT_REGS_PARM1(ctx);
+	return unit_entry(spec, um_probe_group(ctx));
 }
 
+/* The markers' entry where there are no cookies (the baseline build). */
 SEC("uprobe")
 int BPF_KPROBE(unit_enter_marker)
 {

@@ -23,8 +23,7 @@ _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_baseline_
 _Static_assert(sizeof(struct unitmeter_bpf) == sizeof(struct unitmeter_thread_cache_bpf),
 	       "the thread-cache skeleton differs");
 
-const char *const unit_program_names[UNIT_PROGRAMS] = { "unit_enter", "unit_enter_marker",
-						       "unit_return" };
+const char *const unit_program_names[UNIT_PROGRAMS] = { "unit_enter", "unit_return" };
 
 /*
  * rss.bpf.c reads each CPU's share of an mm counter at the counter's address plus that CPU's
@@ -116,9 +115,10 @@ static void choose_programs(struct tracer *t, bool node)
 	bpf_object__for_each_program(prog, t->skel->obj)
 		if (strncmp(bpf_program__name(prog), "unit_enter_", 11) == 0)
 			bpf_program__set_autoload(prog, false);
-	/* without unit specs the uprobe programs are not even verified: a faster start */
-	bpf_program__set_autoload(t->skel->progs.unit_enter, cookies && natives);
-	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, markers);
+	/* without unit specs the uprobe programs are not even verified: a faster start; with
+	 * cookies, the markers enter through unit_enter too (UM_SPEC_FROM_ARG) */
+	bpf_program__set_autoload(t->skel->progs.unit_enter, cookies && (natives || markers));
+	bpf_program__set_autoload(t->skel->progs.unit_enter_marker, !cookies && markers);
 	bpf_program__set_autoload(t->skel->progs.unit_return, node || cfg->n_targets > 0);
 	if (!cookies)
 		for (size_t i = 0; i < cfg->n_targets; i++)

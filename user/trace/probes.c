@@ -193,16 +193,18 @@ int attach_unit_target(struct tracer *t, const struct unit_target *target, const
 	uint64_t cookie = 0;
 	int err;
 
-	/* the spec's index: the marker's argument, the cookie, or the entry program itself */
-	if (target->spec_from_arg)
-		entry = t->skel->progs.unit_enter_marker;
-	else if (kernel_build_has_bpf_of_5_17(t->kernel.build))
+	/* the spec's index: the cookie (for a marker, UM_SPEC_FROM_ARG: its argument), else the
+	 * marker's argument or the entry program itself */
+	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
 		entry = t->skel->progs.unit_enter;
+	else if (target->spec_from_arg)
+		entry = t->skel->progs.unit_enter_marker;
 	else
 		entry = spec_entry_program(t, target->cookie);
 	/* with cookies, the run's group in the high half (um_probe_group) */
 	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
-		cookie = (uint64_t)t->group.tag << 32 | (target->spec_from_arg ? 0 : target->cookie);
+		cookie = (uint64_t)t->group.tag << 32 |
+			 (target->spec_from_arg ? UM_SPEC_FROM_ARG : target->cookie);
 
 	links = um_grow(t->unit_links, &t->cap_unit_links, t->n_unit_links + 2, sizeof(*links), 16);
 	if (!links)
@@ -225,8 +227,7 @@ int attach_unit_target(struct tracer *t, const struct unit_target *target, const
 		if (t->node_shared)
 			err = uprobe_link_attach_fd(
 				&t->unit_links[t->n_unit_links],
-				t->unit_prog_fd[end ? UNIT_RETURN :
-					       target->spec_from_arg ? UNIT_ENTER_MARKER : UNIT_ENTER],
+				t->unit_prog_fd[end ? UNIT_RETURN : UNIT_ENTER],
 				path, symbol, by_offset ? target->offset : 0,
 				end && !target->end_symbol, cookie, t->uprobe_multi);
 		else

@@ -24,7 +24,8 @@
 #include "unitmeter.skel.h"
 
 /* The unit probes' programs, which a run of the node's set attaches by their pins' descriptors. */
-enum { UNIT_ENTER, UNIT_ENTER_MARKER, UNIT_RETURN, UNIT_PROGRAMS };
+/* the node set's unit programs (a node set has cookies: the markers enter through unit_enter) */
+enum { UNIT_ENTER, UNIT_RETURN, UNIT_PROGRAMS };
 extern const char *const unit_program_names[UNIT_PROGRAMS];
 
 /* The node-wide counters (state.bpf.h) a run of a shared set reports as their change. */
