@@ -22,7 +22,9 @@ um=$top/bin/unitmeter
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(getconf GNU_LIBC_VERSION | cut -d' ' -f2), kernel $(uname -r)"
 "$um" --version
-"$um" check | tail -3
+# what this kernel offers, in full: the tarball's binary must read it on every release
+"$um" check >"$work/check.log" 2>&1 || { cat "$work/check.log"; fail "unitmeter check failed"; }
+cat "$work/check.log"
 
 cd "$work"
 DEMO_OUT=$work/demo-output "$top/share/unitmeter/demo/run-demo.sh" "$um" \
