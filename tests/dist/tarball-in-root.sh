@@ -13,7 +13,7 @@ set -eu
 work=$(mktemp -d /tmp/um-dist.XXXXXX)
 fail() { echo "tarball-in-root: $*" >&2; exit 1; }
 if [ -d "$1" ]; then
-	top=$(echo "$1"/unitmeter-*-linux)
+	top=$(cd "$1" && echo "$PWD"/unitmeter-*-linux)
 else
 	tar -xzf "$1" -C "$work"
 	top=$(echo "$work"/unitmeter-*-linux)
