@@ -13,6 +13,7 @@
 #include <string.h>
 #include "helpers.h"
 #include "common/manifest_keys.h"
+#include "common/unit_keys.h"
 #include "record/unit_record.h"
 
 TestSuite(manifest, .init = require_tracing, .timeout = UM_SUITE_TIMEOUT_S);

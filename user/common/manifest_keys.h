@@ -10,8 +10,6 @@
 #ifndef UM_MANIFEST_KEYS_H
 #define UM_MANIFEST_KEYS_H
 
-#include "common/unit_keys.h"
-
 /* the manifest itself */
 #define UM_MANIFEST_KEYS(X)                                                                        \
 	X(UM_MANIFEST_SCHEMA, "schema")                                                            \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "common/manifest_keys.h"
+#include "common/unit_keys.h"
 #include "record/gpu_json.h"
 
 const char *gpu_nvml_note(enum gpu_nvml_state state)

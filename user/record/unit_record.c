@@ -212,7 +212,7 @@ json_t *um_summarise_records(const struct um_unit_record *units, size_t n)
 		/* the rounding the units carry in their JSON, so summary FILE agrees exactly */
 		const struct um_unit_record *u = &units[i];
 
-		figures[i].wall_s = unit_seconds(u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0);
+		figures[i].wall_s = unit_seconds(um_since(u->end_ns, u->start_ns));
 		figures[i].cpu_s = unit_seconds(u->cpu_ns);
 		figures[i].peak_rss_bytes = (double)units[i].peak_rss_bytes;
 		figures[i].output_bytes = (long long)units[i].output_bytes;

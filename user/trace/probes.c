@@ -188,6 +188,7 @@ static const char *attach_advice(int err)
 
 int attach_unit_target(struct tracer *t, const struct unit_target *target, const char *path)
 {
+	bool cookies = kernel_build_has_bpf_of_5_17(t->kernel.build);
 	struct bpf_program *entry;
 	struct uprobe_link *links;
 	uint64_t cookie = 0;
@@ -195,14 +196,14 @@ int attach_unit_target(struct tracer *t, const struct unit_target *target, const
 
 	/* the spec's index: the cookie (for a marker, UM_SPEC_FROM_ARG: its argument), else the
 	 * marker's argument or the entry program itself */
-	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
+	if (cookies)
 		entry = t->skel->progs.unit_enter;
 	else if (target->spec_from_arg)
 		entry = t->skel->progs.unit_enter_marker;
 	else
 		entry = spec_entry_program(t, target->cookie);
 	/* with cookies, the run's group in the high half (um_probe_group) */
-	if (kernel_build_has_bpf_of_5_17(t->kernel.build))
+	if (cookies)
 		cookie = (uint64_t)t->group.tag << 32 |
 			 (target->spec_from_arg ? UM_SPEC_FROM_ARG : target->cookie);
 

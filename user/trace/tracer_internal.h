@@ -23,8 +23,8 @@
 #include "unitmeter.h"
 #include "unitmeter.skel.h"
 
-/* The unit probes' programs, which a run of the node's set attaches by their pins' descriptors. */
-/* the node set's unit programs (a node set has cookies: the markers enter through unit_enter) */
+/* The unit probes' programs, which a run of the node's set attaches by their pins' descriptors
+ * (a node's set has cookies: the Python markers enter through unit_enter too). */
 enum { UNIT_ENTER, UNIT_RETURN, UNIT_PROGRAMS };
 extern const char *const unit_program_names[UNIT_PROGRAMS];
 
