@@ -32,15 +32,14 @@ endif
 # oldest glibc Debian's mirror serves, libbpf, libelf, zlib, jansson, simdjson and the C++
 # runtime linked in (tools/dist/sysroot.sh), into .output-dist-ARCH.
 ifeq ($(PORTABLE),1)
-CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 SYSROOT := $(shell tools/dist/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
 CROSS_OUTPUT := $(OUTPUT)-dist-$(ARCH)
 else ifneq ($(ARCH),$(HOST_ARCH))
-CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 SYSROOT ?= $(shell tools/cross/sysroot.sh $(if $(filter arm64,$(ARCH)),arm64,amd64))
 CROSS_OUTPUT := $(OUTPUT)-$(ARCH)
 endif
-ifdef CROSS_TRIPLE
+ifdef CROSS_OUTPUT
+CROSS_TRIPLE := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 # -fuse-ld on every command (some rules compile and link in one): unused when only compiling.
 # --as-needed as Debian's gcc links by default: a library nothing calls is not a dependency
 # (the arm64 package does not depend on zlib1g, which the amd64 one does not either).
@@ -316,6 +315,7 @@ DIST_ARCHES ?= x86 arm64
 DIST_NAME := unitmeter-$(UM_VERSION)-$(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux
 # the tarball's times: the last commit's, so the same tree packs the same bytes
 DIST_EPOCH = $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+DIST_X86_TARBALL := dist/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz
 .PHONY: dist dist-tarball
 dist: build-deps
 	$(call install_missing,clang lld llvm)
@@ -332,11 +332,10 @@ dist-test: dist
 	@$(MAKE) --no-print-directory unitmeter
 	@! tools/dist/glibc-floor.sh .output/unitmeter >/dev/null 2>&1 || \
 		{ echo "dist-test: glibc-floor.sh passed the dynamic build, which asks glibc 2.34+"; exit 1; }
-	@tools/dist/spank-releases.sh dist/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz
+	@tools/dist/spank-releases.sh $(DIST_X86_TARBALL)
 	@for r in $(DIST_TEST_RELEASES); do \
-		FRESH_ROOT_COPY=$(abspath dist/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz) \
-		tools/vm/fresh-root.sh $$r "tests/dist/tarball-in-root.sh /root/unitmeter-$(UM_VERSION)-x86_64-linux.tar.gz" \
-		|| exit 1; done
+		FRESH_ROOT_COPY=$(abspath $(DIST_X86_TARBALL)) tools/vm/fresh-root.sh $$r \
+			"tests/dist/tarball-in-root.sh /root/$(notdir $(DIST_X86_TARBALL))" || exit 1; done
 	@$(if $(filter arm64,$(DIST_ARCHES)),$(MAKE) --no-print-directory vm-deps && \
 		tests/dist/tarball-guest.sh dist/unitmeter-$(UM_VERSION)-aarch64-linux.tar.gz $(DIST_ARM64_KERNEL),true)
 
@@ -346,7 +345,7 @@ dist-tarball: programs $(OUTPUT)/unitmeter.1.gz $(DEMO)
 	$(call msg,DIST,dist/$(DIST_NAME).tar.gz)
 	$(Q)rm -rf $(OUTPUT)/stage
 	$(Q)$(MAKE) --no-print-directory PORTABLE=1 ARCH=$(ARCH) install PREFIX= \
-		DESTDIR=$(abspath $(DIST_STAGE)) INSTALL_SPANK=0 Q=@ msg=
+		DESTDIR=$(abspath $(DIST_STAGE)) INSTALL_SPANK=0
 	$(Q)$(INSTALL) -d $(DIST_STAGE)/share/unitmeter/demo $(DIST_STAGE)/share/unitmeter/spank
 	$(Q)$(INSTALL) -m 755 $(DEMO) tools/demo/run-demo.sh tools/demo/run-demo-python.sh \
 		$(DIST_STAGE)/share/unitmeter/demo/
