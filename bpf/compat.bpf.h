@@ -400,24 +400,31 @@ struct um_task_marks {
 };
 #endif
 
+/*
+ * Whether a task carries the mark; without task storage, true (the threads map decides).
+ * sched_switch asks it of both tasks of every switch on the node.
+ */
+static __always_inline bool task_marked(struct task_struct *task)
+{
+#if UM_HAVE_TASK_STORAGE
+	/* most tasks of a node have no BPF storage at all: ruled out by a load, not the helper
+	 * (its lock and lookup: 1.5% of a switch storm's time, BENCHMARKS.md) */
+	if (!task->bpf_storage)
+		return false;
+	return bpf_task_storage_get(&tracked_tasks, task, 0, 0) != NULL;
+#else
+	return true;
+#endif
+}
+
 static __always_inline bool current_marked(void)
 {
 #if UM_HAVE_TASK_STORAGE
-	return bpf_task_storage_get(&tracked_tasks, bpf_get_current_task_btf(), 0, 0) != NULL;
+	return task_marked(bpf_get_current_task_btf());
 #else
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	return bpf_map_lookup_elem(&threads, &tid) != NULL;
-#endif
-}
-
-/* Whether a task that has a threads entry carries the mark (not a stale entry's reused tid). */
-static __always_inline bool task_marked(struct task_struct *task)
-{
-#if UM_HAVE_TASK_STORAGE
-	return bpf_task_storage_get(&tracked_tasks, task, 0, 0) != NULL;
-#else
-	return true;
 #endif
 }
 

@@ -214,24 +214,26 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
-	struct um_thread *out = bpf_map_lookup_elem(&threads, &prev_tid);
-	struct um_thread *in = bpf_map_lookup_elem(&threads, &next_tid);
 	__u32 cpu = bpf_get_smp_processor_id();
+	struct um_thread *out = NULL, *in = NULL;
 	__u64 entry = 0, now = 0;
 
+	/* every context switch of the machine comes here: while the marks are trusted, a task
+	 * without one is not looked up (the mark is a load for most, BENCHMARKS.md), and an entry
+	 * left by an exit never seen, its tid now an unmarked task's, is not taken for it */
+	if (!trust_marks || task_marked(prev))
+		out = bpf_map_lookup_elem(&threads, &prev_tid);
+	if (!trust_marks || task_marked(next))
+		in = bpf_map_lookup_elem(&threads, &next_tid);
 	if (cpu < UM_MAX_CPUS) {
 		__u64 seen = cpu_running[CPU_SLOT(cpu)];
-		bool tracked = in != NULL;
 
 		/* the leaving thread's pages: before its entry can go with it (a dead one's does) */
 		if (seen & 1)
 			charge_leaving_pages(cpu, seen >> 1);
-		/* an entry left by an exit never seen, its tid now another task's: the mark decides */
-		if (tracked && trust_marks && !task_marked(next))
-			tracked = false;
-		entry = um_cpu_running_entry(next_tid, tracked);
+		entry = um_cpu_running_entry(next_tid, in != NULL);
 	}
-	/* every context switch of the machine comes here: read the clock only for tracked ones */
+	/* read the clock only for tracked ones */
 	if (out) {
 		bool dead = task_is_dead(prev);
 
