@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -481,4 +482,101 @@ Test(bpf_skel, baseline_untracked_exits_leave_the_lock_alone)
 	close(idle[1]);
 	cr_expect_eq(waitpid(sleeper, &status, 0), sleeper);
 	tracer__destroy(t);
+}
+
+/* CPU time a stale entry's new task burns, yielding all along so that it switches often */
+#define STALE_BURN_NS (200 * 1000000LL)
+
+static long long process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void burn_and_yield(int go)
+{
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	while (process_cpu_ns() < STALE_BURN_NS)
+		for (int i = 0; i < 1000; i++)
+			sched_yield();
+	_exit(0);
+}
+
+/*
+ * A threads entry left by an exit never seen, its tid now an untracked task's (the tid reused):
+ * while the marks are trusted, sched_switch asks each task's mark before any lookup and leaves
+ * that task alone at both edges. Before, its switch-out charged the task's runtime to the
+ * entry's process, and its last one removed the entry. The entry is made here from user space
+ * for a child forked before the trace, which then burns CPU and yields.
+ */
+static void stale_entry_left_alone(enum kernel_build build)
+{
+	struct unit_target target = { .symbol = "um_bpf_skel_unit", .cookie = SPEC };
+	/* programs of the test's own: the maps written below are its alone */
+	struct tracer_config cfg = { .targets = &target, .n_targets = 1, .own_programs = true };
+	struct seen seen = { .pid = getpid() };
+	struct unitmeter_bpf *skel;
+	struct um_thread th, stale;
+	struct um_proc before, after;
+	__u32 key = getpid(), burner_key;
+	int go[2], status = -1, threads_fd, procs_fd;
+	struct tracer *t;
+	pid_t burner;
+
+	t = tracer_of_build(build, &target, &cfg, &seen);
+	skel = tracer__skel(t);
+	cr_assert_eq(pipe(go), 0);
+	burner = fork();
+	cr_assert_geq(burner, 0);
+	if (burner == 0) {
+		close(go[1]);
+		burn_and_yield(go[0]);
+	}
+	close(go[0]);
+	cr_assert_eq(tracer__track(t, getpid(), getppid(), false), 0);
+	cr_assert_eq(tracer__attach(t), 0);
+	if (!skel->bss->trust_marks)
+		cr_skip_test("the tracked threads could not be marked (pidfd_open): no mark to ask");
+
+	/* the stale entry: this process's main thread's, as if its tid were the burner's */
+	threads_fd = bpf_map__fd(skel->maps.threads);
+	procs_fd = bpf_map__fd(skel->maps.procs);
+	cr_assert_eq(bpf_map_lookup_elem(threads_fd, &key, &th), 0, "no entry for the main thread");
+	th.slice = 0;
+	th.runtime_seen_ns = 0;
+	th.exit_called = 0;
+	burner_key = burner;
+	cr_assert_eq(bpf_map_update_elem(threads_fd, &burner_key, &th, BPF_NOEXIST), 0,
+		     "the burner %d already had an entry", burner);
+	cr_assert_eq(bpf_map_lookup_elem(procs_fd, &key, &before), 0);
+
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	cr_assert_eq(waitpid(burner, &status, 0), burner);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the burner failed: %#x", status);
+	cr_assert_eq(bpf_map_lookup_elem(procs_fd, &key, &after), 0);
+	cr_expect_lt(after.cpu_ns - before.cpu_ns, STALE_BURN_NS / 2,
+		     "the process was charged %llu ns while it waited for an untracked task that "
+		     "burnt %lld ns under its stale entry",
+		     (unsigned long long)(after.cpu_ns - before.cpu_ns), STALE_BURN_NS);
+	cr_expect_eq(bpf_map_lookup_elem(threads_fd, &burner_key, &stale), 0,
+		     "the stale entry went with the untracked task's exit");
+	cr_expect_eq(stale.runtime_seen_ns, 0, "the untracked task's runtime was taken: %llu ns",
+		     (unsigned long long)stale.runtime_seen_ns);
+	close(go[1]);
+	tracer__destroy(t);
+}
+
+Test(bpf_skel, per_cpu_stale_entry_left_alone)
+{
+	stale_entry_left_alone(KERNEL_BUILD_PER_CPU);
+}
+
+Test(bpf_skel, thread_cache_stale_entry_left_alone)
+{
+	stale_entry_left_alone(KERNEL_BUILD_THREAD_CACHE);
 }
