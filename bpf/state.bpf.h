@@ -133,10 +133,9 @@ typedef struct {
 
 /*
  * A mark on every tracked thread, kept by the kernel with the task itself (gone when it is
- * freed, so a recycled tid never inherits it). The per-fault programs ask it first: a pointer
- * chase instead of a hash lookup, which matters most for the untracked processes on the
- * machine, which would otherwise pay hash misses on every page fault. Its kind of map is a
- * kernel shim: struct um_task_marks, in compat.bpf.h.
+ * freed, so a recycled tid never inherits it). sched_switch and the per-fault programs ask
+ * it before any hash lookup: for a task with no BPF storage at all (most of a node's) one
+ * load says no. Its kind of map is a kernel shim: struct um_task_marks, in compat.bpf.h.
  */
 typedef struct um_task_marks tracked_tasks_map_t;
 
@@ -223,10 +222,10 @@ extern __u32 trust_marks;
 
 /*
  * What each CPU runs, as sched_switch last saw it (um_cpu_running_entry). Asking it costs a
- * load; asking the mark costs a task-storage lookup (~70 ns), which every page fault on the
- * machine would pay. A thread it does not name (a switch-in not seen, one running since before
- * attach) is asked the long way. Tracked means a threads entry and, while marks are trusted,
- * the mark.
+ * load; asking the mark of a marked task costs a task-storage lookup (~70 ns), which every
+ * page fault of a tracked thread would pay. A thread it does not name (a switch-in not seen,
+ * one running since before attach) is asked the long way. Tracked means a threads entry and,
+ * while marks are trusted, the mark.
  */
 extern __u64 cpu_running[UM_MAX_CPUS];
 
