@@ -720,44 +720,65 @@ def neighbours(report, quick):
     each with a copy of its own (UNITMETER_PROGRAMS=own, as before the set), which the kernel
     calls on every switch of the node, so the neighbour's wall time grows with k. Interleaved:
     each repetition takes every k and both designs in turn, the runs started and ended around
-    the neighbour."""
-    n = 1 if quick else 3
+    the neighbour. Its wall (the issue's figure) is mostly wake-up latency across the CPUs,
+    which varies by 10% here; its own CPU time (what it reports: the programs and the syscall
+    paths run in its threads) and the same storm pinned to one CPU, where a round is two
+    switches and four system calls and nothing waits, show the cost with less noise."""
+    n = 1 if quick else 5
     counts = (0, 1, 4, 8, 16)
+    pinned_counts = (0, 1, 16)
     designs = (("node", None), ("own", dict(os.environ, UNITMETER_PROGRAMS="own")))
     neighbour = w("pingpong", "--rounds", 50000 if quick else 200000)
-    walls = {(d, k): [] for d, _ in designs for k in counts}
+    pinned = ["taskset", "-c", "1"] + w("pingpong", "--rounds", 200000 if quick else 1000000)
+    runs_of = {}
     for _ in range(n):
-        for k in counts:
-            for design, env in designs:
-                if k == 0 and design == "own":
-                    walls[(design, k)] = walls[("node", 0)]
+        cells = [(d, env, k, neighbour) for k in counts for d, env in designs
+                 if not (k == 0 and d == "own")]
+        cells += [("pinned", None, k, pinned) for k in pinned_counts]
+        for design, env, k, storm in cells:
+            with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+                runs = start_idle_runs(k, tmp, env)
+                if runs is None:
                     continue
-                with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
-                    runs = start_idle_runs(k, tmp, env)
-                    if runs is None:
-                        continue
-                    walls[(design, k)].append(run_none(neighbour)["wall_s"])
-                    stop_idle_runs(runs)
-    base = statistics.median(walls[("node", 0)]) if walls[("node", 0)] else None
-    cells = {d: [] for d, _ in designs}
-    for design, _ in designs:
-        for k in counts:
-            if not walls[(design, k)] or not base:
-                cells[design].append("-")
-                continue
-            wall = statistics.median(walls[(design, k)])
-            cells[design].append("%.2f s (%.2fx)" % (wall, wall / base))
+                result = run_none(storm)
+                stop_idle_runs(runs)
+            cpu = (result["truth"] or {}).get("process_cpu_ns")
+            runs_of.setdefault((design, k), []).append((result["wall_s"], cpu))
+    runs_of[("own", 0)] = runs_of.get(("node", 0), [])
+
+    def cell(design, k, i, base):
+        values = [r[i] for r in runs_of.get((design, k), []) if r[i] is not None]
+        if not values or not base:
+            return "-"
+        value = statistics.median(values)
+        if i == 0:
+            return "%.2f s (%.3fx)" % (value, value / base)
+        return "%.2f s (%.3fx)" % (value / 1e9, value / base)
+
+    def row(label, design, ks, i):
+        zero = [r[i] for r in runs_of.get((design, 0), []) if r[i] is not None]
+        base = statistics.median(zero) if zero else None
+        return "| %s | %s |" % (label, " | ".join(cell(design, k, i, base) for k in ks))
+
     report.append("## What traced runs cost their neighbours\n")
     report.append("An untraced `pingpong --rounds %d` (two threads handing a byte over pipes: "
                   "a context switch every few microseconds) beside k traced runs that do nothing "
-                  "(`unitmeter run -- sleep`); its wall time, median of %d, each k in turn "
-                  "(issue #34: one tracer per node).\n" % (int(neighbour[2]), n))
+                  "(`unitmeter run -- sleep`); its wall time and its own CPU time, medians of %d, "
+                  "each k in turn (issue #34: one tracer per node).\n" % (int(neighbour[2]), n))
     report.append("| traced runs on the node | %s |" % " | ".join(str(k) for k in counts))
     report.append("|---|" + "---|" * len(counts))
-    report.append("| the neighbour's wall, the runs groups of the node's one set | %s |"
-                  % " | ".join(cells["node"]))
-    report.append("| the neighbour's wall, each run its own programs (`UNITMETER_PROGRAMS=own`) | %s |"
-                  % " | ".join(cells["own"]))
+    report.append(row("the neighbour's wall, the runs groups of the node's one set", "node", counts, 0))
+    report.append(row("its CPU time, the same", "node", counts, 1))
+    report.append(row("the neighbour's wall, each run its own programs (`UNITMETER_PROGRAMS=own`)",
+                      "own", counts, 0))
+    report.append(row("its CPU time, the same", "own", counts, 1))
+    report.append("")
+    report.append("The same storm pinned to CPU 1 (`taskset -c 1`, %d rounds), beside k runs of "
+                  "the node's one set, in the same repetitions:\n" % int(pinned[-1]))
+    report.append("| traced runs on the node | %s |" % " | ".join(str(k) for k in pinned_counts))
+    report.append("|---|" + "---|" * len(pinned_counts))
+    report.append(row("the storm's wall", "pinned", pinned_counts, 0))
+    report.append(row("its CPU time", "pinned", pinned_counts, 1))
     report.append("")
 
 
