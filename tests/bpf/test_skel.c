@@ -416,6 +416,68 @@ static void untracked_forks_and_exits(int go)
 }
 
 /*
+ * Two children forked before the trace: a single-threaded sleeper, tracked (the programs then
+ * attached), and an untracked one that runs body once told through go. Each keeps only its own
+ * pipe's read end, so either sees the end of it if this process stops early. The sleeper
+ * leaves when idle is closed.
+ */
+struct children {
+	pid_t sleeper, untracked;
+	int idle, go; /* the write ends */
+};
+
+static void children_start(struct tracer *t, struct seen *seen, void (*body)(int go),
+			   struct children *kids)
+{
+	int idle[2], go[2];
+	char c;
+
+	cr_assert_eq(pipe(idle), 0);
+	cr_assert_eq(pipe(go), 0);
+	kids->sleeper = fork();
+	cr_assert_geq(kids->sleeper, 0);
+	if (kids->sleeper == 0) {
+		close(idle[1]);
+		close(go[0]);
+		close(go[1]);
+		_exit(read(idle[0], &c, 1) < 0);
+	}
+	kids->untracked = fork();
+	cr_assert_geq(kids->untracked, 0);
+	if (kids->untracked == 0) {
+		close(idle[0]);
+		close(idle[1]);
+		close(go[1]);
+		body(go[0]);
+		_exit(0);
+	}
+	close(idle[0]);
+	close(go[0]);
+	kids->idle = idle[1];
+	kids->go = go[1];
+	seen->pid = kids->sleeper;
+	cr_assert_eq(tracer__track(t, kids->sleeper, getpid(), false), 0);
+	cr_assert_eq(tracer__attach(t), 0);
+}
+
+/* Tell the untracked child to run its body and wait for it; its exit status. */
+static int children_run_untracked(const struct children *kids)
+{
+	int status = -1;
+
+	cr_assert_eq(write(kids->go, "g", 1), 1);
+	cr_assert_eq(waitpid(kids->untracked, &status, 0), kids->untracked);
+	return status;
+}
+
+static void children_end(const struct children *kids)
+{
+	close(kids->go);
+	close(kids->idle);
+	cr_expect_eq(waitpid(kids->sleeper, NULL, 0), kids->sleeper);
+}
+
+/*
  * Every exit on the machine zaps its pages, and every fork copies them, from outside the mm (the
  * task's mm is already gone, or is the parent's): rss_stat sees each. An mm no tracked process
  * has must be left before the baseline's lock, or every exit on the machine queues behind it (a
@@ -430,48 +492,21 @@ Test(bpf_skel, baseline_untracked_exits_leave_the_lock_alone)
 	 * (a node's set is shared with the runs of the tests beside it) */
 	struct tracer_config cfg = { .targets = &target, .n_targets = 1, .own_programs = true };
 	struct seen seen = { 0 };
+	struct children kids;
 	struct unitmeter_bpf *skel;
 	struct tracer *t;
-	int idle[2], go[2], status = -1, lock_fd;
 	__u32 key = 0, one = 1;
-	pid_t sleeper, storm;
-	char c;
+	int status, lock_fd;
 
 	/* opened first: a kernel that cannot load the baseline skips before anything is forked */
 	t = tracer_of_build(KERNEL_BUILD_BASELINE, &target, &cfg, &seen);
 	skel = tracer__skel(t);
-	/* each child keeps only its own pipe's read end, so either sees the end of it if this
-	 * process stops early */
-	cr_assert_eq(pipe(idle), 0);
-	cr_assert_eq(pipe(go), 0);
-	sleeper = fork();
-	cr_assert_geq(sleeper, 0);
-	if (sleeper == 0) {
-		close(idle[1]);
-		close(go[0]);
-		close(go[1]);
-		_exit(read(idle[0], &c, 1) < 0);
-	}
-	storm = fork();
-	cr_assert_geq(storm, 0);
-	if (storm == 0) {
-		close(idle[0]);
-		close(idle[1]);
-		close(go[1]);
-		untracked_forks_and_exits(go[0]);
-	}
-	close(idle[0]);
-	close(go[0]);
-
-	seen.pid = sleeper;
-	cr_assert_eq(tracer__track(t, sleeper, getpid(), false), 0);
-	cr_assert_eq(tracer__attach(t), 0);
+	children_start(t, &seen, untracked_forks_and_exits, &kids);
 
 	lock_fd = bpf_map__fd(skel->maps.baseline_lock);
 	cr_assert_eq(bpf_map_update_elem(lock_fd, &key, &one, BPF_NOEXIST), 0,
 		     "the baseline lock was held with nothing tracked running");
-	cr_assert_eq(write(go[1], "g", 1), 1);
-	cr_assert_eq(waitpid(storm, &status, 0), storm);
+	status = children_run_untracked(&kids);
 	cr_expect_eq(bpf_map_delete_elem(lock_fd, &key), 0, "the lock's key went while held here");
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the untracked forks failed: %#x",
 		  status);
@@ -479,8 +514,7 @@ Test(bpf_skel, baseline_untracked_exits_leave_the_lock_alone)
 		     "%llu lock timeouts while %d untracked processes forked and exited",
 		     (unsigned long long)skel->bss->lock_timeouts, UNTRACKED_CHILDREN);
 
-	close(idle[1]);
-	cr_expect_eq(waitpid(sleeper, &status, 0), sleeper);
+	children_end(&kids);
 	tracer__destroy(t);
 }
 
@@ -523,59 +557,33 @@ static void stale_entry_left_alone(enum kernel_build build)
 	/* programs of the test's own: the maps written below are its alone */
 	struct tracer_config cfg = { .targets = &target, .n_targets = 1, .own_programs = true };
 	struct seen seen = { 0 };
+	struct children kids;
 	struct unitmeter_bpf *skel;
 	struct um_thread th, stale;
 	struct um_proc before, after;
-	int idle[2], go[2], status = -1, threads_fd, procs_fd;
+	int status, threads_fd, procs_fd;
 	__u32 key, burner_key;
-	pid_t sleeper, burner;
 	struct tracer *t;
-	char c;
 
 	t = tracer_of_build(build, &target, &cfg, &seen);
 	skel = tracer__skel(t);
-	/* each child keeps only its own pipe's read end, so either sees the end of it if this
-	 * process stops early */
-	cr_assert_eq(pipe(idle), 0);
-	cr_assert_eq(pipe(go), 0);
-	sleeper = fork();
-	cr_assert_geq(sleeper, 0);
-	if (sleeper == 0) {
-		close(idle[1]);
-		close(go[0]);
-		close(go[1]);
-		_exit(read(idle[0], &c, 1) < 0);
-	}
-	burner = fork();
-	cr_assert_geq(burner, 0);
-	if (burner == 0) {
-		close(idle[0]);
-		close(idle[1]);
-		close(go[1]);
-		burn_and_yield(go[0]);
-	}
-	close(idle[0]);
-	close(go[0]);
-	seen.pid = sleeper;
-	cr_assert_eq(tracer__track(t, sleeper, getpid(), false), 0);
-	cr_assert_eq(tracer__attach(t), 0);
+	children_start(t, &seen, burn_and_yield, &kids);
 	cr_assert(skel->bss->trust_marks, "the sleeper could not be marked: no mark to ask");
 
 	/* the stale entry: the sleeper's, as if its tid were the burner's */
 	threads_fd = bpf_map__fd(skel->maps.threads);
 	procs_fd = bpf_map__fd(skel->maps.procs);
-	key = sleeper;
+	key = kids.sleeper;
 	cr_assert_eq(bpf_map_lookup_elem(threads_fd, &key, &th), 0, "no entry for the sleeper");
 	th.slice = 0;
 	th.runtime_seen_ns = 0;
 	th.exit_called = 0;
-	burner_key = burner;
+	burner_key = kids.untracked;
 	cr_assert_eq(bpf_map_update_elem(threads_fd, &burner_key, &th, BPF_NOEXIST), 0,
-		     "the burner %d already had an entry", burner);
+		     "the burner %d already had an entry", kids.untracked);
 	cr_assert_eq(bpf_map_lookup_elem(procs_fd, &key, &before), 0);
 
-	cr_assert_eq(write(go[1], "g", 1), 1);
-	cr_assert_eq(waitpid(burner, &status, 0), burner);
+	status = children_run_untracked(&kids);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the burner failed: %#x", status);
 	if (bpf_map_lookup_elem(procs_fd, &key, &after) == 0)
 		cr_expect_lt(after.cpu_ns - before.cpu_ns, STALE_BURN_NS / 2,
@@ -589,9 +597,7 @@ static void stale_entry_left_alone(enum kernel_build build)
 		     "the stale entry went with the untracked task's exit");
 	cr_expect_eq(stale.runtime_seen_ns, 0, "the untracked task's runtime was taken: %llu ns",
 		     (unsigned long long)stale.runtime_seen_ns);
-	close(go[1]);
-	close(idle[1]);
-	cr_expect_eq(waitpid(sleeper, &status, 0), sleeper);
+	children_end(&kids);
 	tracer__destroy(t);
 }
 
