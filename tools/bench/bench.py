@@ -746,19 +746,19 @@ def neighbours(report, quick):
             runs_of.setdefault((design, k), []).append((result["wall_s"], cpu))
     runs_of[("own", 0)] = runs_of.get(("node", 0), [])
 
-    def cell(design, k, i, base):
+    def median_of(design, k, i):
+        """The median of a cell's walls (i = 0, s) or CPU times (i = 1, ns); None if none."""
         values = [r[i] for r in runs_of.get((design, k), []) if r[i] is not None]
-        if not values or not base:
-            return "-"
-        value = statistics.median(values)
-        if i == 0:
-            return "%.2f s (%.3fx)" % (value, value / base)
-        return "%.2f s (%.3fx)" % (value / 1e9, value / base)
+        return statistics.median(values) if values else None
 
     def row(label, design, ks, i):
-        zero = [r[i] for r in runs_of.get((design, 0), []) if r[i] is not None]
-        base = statistics.median(zero) if zero else None
-        return "| %s | %s |" % (label, " | ".join(cell(design, k, i, base) for k in ks))
+        base, seconds = median_of(design, 0, i), 1.0 if i == 0 else 1e-9
+        cells = []
+        for k in ks:
+            value = median_of(design, k, i)
+            cells.append("-" if value is None or not base else
+                         "%.2f s (%.3fx)" % (value * seconds, value / base))
+        return "| %s | %s |" % (label, " | ".join(cells))
 
     report.append("## What traced runs cost their neighbours\n")
     report.append("An untraced `pingpong --rounds %d` (two threads handing a byte over pipes: "
