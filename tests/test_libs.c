@@ -140,7 +140,7 @@ static size_t expect_cache_as_ldconfig_lists_it(const char *cache)
  */
 Test(libs, the_loaders_cache_read_as_ldconfig_lists_it)
 {
-	char dir[] = "/tmp/um-ldcache-XXXXXX", cache[96], found[PATH_MAX], marker[PATH_MAX];
+	char dir[] = "/tmp/um-ldcache-XXXXXX", cache[96], found[PATH_MAX], marker[PATH_MAX], *base;
 	const char *formats[] = { "new", "compat" };
 	int status;
 	char *out;
@@ -149,10 +149,10 @@ Test(libs, the_loaders_cache_read_as_ldconfig_lists_it)
 	snprintf(marker, sizeof(marker), "%s", getenv("UNITMETER") ? getenv("UNITMETER") : "");
 	cr_assert(strrchr(marker, '/'), "UNITMETER names no path");
 	/* beside the binary as the build tree has it, else where an install puts it */
-	snprintf(strrchr(marker, '/') + 1, sizeof(marker) - (strrchr(marker, '/') + 1 - marker),
-		 "libunitmeter_marker.so");
+	base = strrchr(marker, '/') + 1;
+	snprintf(base, sizeof(marker) - (size_t)(base - marker), "libunitmeter_marker.so");
 	if (access(marker, R_OK))
-		snprintf(strrchr(marker, '/') + 1, sizeof(marker) - (strrchr(marker, '/') + 1 - marker),
+		snprintf(base, sizeof(marker) - (size_t)(base - marker),
 			 "../lib/unitmeter/libunitmeter_marker.so");
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(cache, sizeof(cache), "%s/ld.so.cache.%s", dir, formats[i]);
