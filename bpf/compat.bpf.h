@@ -408,7 +408,7 @@ static __always_inline bool task_marked(struct task_struct *task)
 {
 #if UM_HAVE_TASK_STORAGE
 	/* most tasks of a node have no BPF storage at all: ruled out by a load, not the helper
-	 * (its lock and lookup: 1.5% of a switch storm's time, BENCHMARKS.md) */
+	 * (its lock and lookup: 1.7 points of a pinned switch storm, BENCHMARKS.md) */
 	if (!task->bpf_storage)
 		return false;
 	return bpf_task_storage_get(&tracked_tasks, task, 0, 0) != NULL;
